@@ -1,0 +1,87 @@
+/* Stage: shape and dtype inference with constant folding, one sweep in node order.
+ *
+ * The two cannot be separate stages: exporters compute Reshape targets with Shape → Gather →
+ * Concat chains, so a node's output shape is only known once the nodes before it are folded.
+ * Folding runs the node's own planned kernel, the code the generated program would run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* Evaluate node i, whose inputs are all known, into freshly allocated output data. */
+static int fold_node(ft_graph *g, int i, ft_opctx *c, ft_err *e) {
+  ft_node *n = &g->nodes[i];
+  ft_kcall k;
+  memset(&k, 0, sizeof k);
+  k.prepack.input = -1;
+  const void *in[FT_MAX_IO];
+  void *out[FT_MAX_IO];
+  for (int j = 0; j < n->n_in; j++) in[j] = c->in[j] ? c->in[j]->data : NULL;
+  for (int j = 0; j < n->n_out; j++) {
+    out[j] = NULL;
+    if (!c->out[j]) continue;
+    size_t nb = ft_nbytes(c->out[j]);
+    c->out[j]->data = calloc(nb ? nb : 1, 1);
+    if (!c->out[j]->data) return ft_fail(e, FT_EIO, "out of memory folding %s", ft_node_label(g, i));
+    out[j] = c->out[j]->data;
+  }
+  if (n->op->flags & FT_OP_ALIAS) { /* a view: same bytes */
+    memcpy(out[0], in[0], ft_nbytes(c->out[0]));
+    return 0;
+  }
+  int rc = n->op->plan(c, &k);
+  if (rc) return rc;
+  return ft_kcall_run(&k, in, out, e);
+}
+
+int ft_infer(ft_graph *g, int fold, ft_err *e) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    ft_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    ft_opctx c;
+    ft_opctx_init(&c, g, i, e);
+    int all_const = 1;
+    for (int j = 0; j < n->n_in; j++) {
+      if (n->in[j] < 0) continue;
+      const ft_value *v = &g->vals[n->in[j]];
+      if (!v->shape_known || v->t.rank < 0)
+        return ft_fail(e, FT_EINVALID, "%s: %s: input '%s' has no known shape", g->path, ft_node_label(g, i), v->name);
+      if (!v->t.data) all_const = 0;
+    }
+    for (int j = 0; j < n->n_out; j++) {
+      if (!c.out[j]) continue;
+      ft_tensor_free_data(c.out[j]);
+      c.out[j]->dtype = 0;
+      c.out[j]->rank = 0;
+    }
+    int rc = n->op->infer(&c);
+    if (rc) {
+      if (!strstr(e->msg, g->path)) {
+        char tmp[sizeof e->msg];
+        snprintf(tmp, sizeof tmp, "%s: %s", g->path, e->msg);
+        memcpy(e->msg, tmp, sizeof tmp);
+      }
+      return rc;
+    }
+    int produced_data = 1;
+    for (int j = 0; j < n->n_out; j++) {
+      if (n->out[j] < 0) continue;
+      ft_value *v = &g->vals[n->out[j]];
+      v->shape_known = 1;
+      for (int d = 0; d < FT_MAX_RANK; d++) { free(v->sym[d]); v->sym[d] = NULL; }
+      if (!v->t.data) produced_data = 0;
+    }
+    /* infer itself produced the data (Constant, Shape, Size): the node is folded */
+    int foldable = produced_data || (fold && all_const && !(n->op->flags & FT_OP_NOEVAL));
+    if (!foldable) continue;
+    if (!produced_data) {
+      rc = fold_node(g, i, &c, e);
+      if (rc) return rc;
+    }
+    for (int j = 0; j < n->n_out; j++)
+      if (n->out[j] >= 0) g->vals[n->out[j]].kind = FT_V_CONST;
+    n->dead = 1;
+  }
+  return 0;
+}

@@ -1,0 +1,200 @@
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op.h"
+
+int ft_fail(ft_err *e, int code, const char *fmt, ...) {
+  if (e && e->code == 0) { /* the first failure is the one worth reporting */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->code = code;
+  }
+  return code;
+}
+
+static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+
+ft_graph *ft_graph_new(void) {
+  ft_graph *g = calloc(1, sizeof *g);
+  g->opset = 1;
+  return g;
+}
+
+void ft_tensor_free_data(ft_tensor *t) {
+  free(t->data);
+  t->data = NULL;
+}
+
+int ft_tensor_clone(ft_tensor *dst, const ft_tensor *src) {
+  *dst = *src;
+  dst->data = NULL;
+  if (src->data) {
+    size_t n = ft_nbytes(src);
+    dst->data = malloc(n ? n : 1);
+    if (!dst->data) return -1;
+    memcpy(dst->data, src->data, n);
+  }
+  return 0;
+}
+
+void ft_attr_free(ft_attr *a) {
+  free(a->name);
+  free(a->s);
+  free(a->ints);
+  free(a->floats);
+  for (int i = 0; i < a->n_strings; i++) free(a->strings[i]);
+  free(a->strings);
+  if (a->t) { ft_tensor_free_data(a->t); free(a->t); }
+  memset(a, 0, sizeof *a);
+}
+
+void ft_attr_copy(ft_attr *d, const ft_attr *s) {
+  *d = *s;
+  d->name = dupstr(s->name);
+  if (s->s) { d->s = malloc(s->s_len + 1); memcpy(d->s, s->s, s->s_len + 1); }
+  if (s->ints) { d->ints = malloc(sizeof(int64_t) * (s->n_ints ? s->n_ints : 1)); memcpy(d->ints, s->ints, sizeof(int64_t) * s->n_ints); }
+  if (s->floats) { d->floats = malloc(sizeof(float) * (s->n_floats ? s->n_floats : 1)); memcpy(d->floats, s->floats, sizeof(float) * s->n_floats); }
+  if (s->strings) {
+    d->strings = malloc(sizeof(char *) * (s->n_strings ? s->n_strings : 1));
+    for (int i = 0; i < s->n_strings; i++) d->strings[i] = dupstr(s->strings[i]);
+  }
+  if (s->t) { d->t = malloc(sizeof *d->t); ft_tensor_clone(d->t, s->t); }
+}
+
+void ft_graph_free(ft_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n_vals; i++) {
+    free(g->vals[i].name);
+    ft_tensor_free_data(&g->vals[i].t);
+    for (int k = 0; k < FT_MAX_RANK; k++) free(g->vals[i].sym[k]);
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    ft_node *n = &g->nodes[i];
+    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out);
+    for (int k = 0; k < n->n_attrs; k++) ft_attr_free(&n->attrs[k]);
+    free(n->attrs);
+  }
+  free(g->vals); free(g->nodes); free(g->inputs); free(g->outputs); free(g->path); free(g->name);
+  free(g);
+}
+
+int ft_value_find(const ft_graph *g, const char *name) {
+  for (int i = 0; i < g->n_vals; i++)
+    if (g->vals[i].name && strcmp(g->vals[i].name, name) == 0) return i;
+  return -1;
+}
+
+int ft_value_add(ft_graph *g, const char *name) {
+  if (g->n_vals == g->cap_vals) {
+    g->cap_vals = g->cap_vals ? g->cap_vals * 2 : 64;
+    g->vals = realloc(g->vals, sizeof *g->vals * g->cap_vals);
+  }
+  ft_value *v = &g->vals[g->n_vals];
+  memset(v, 0, sizeof *v);
+  v->name = dupstr(name);
+  v->producer = -1;
+  v->t.rank = -1; /* unknown until inferred */
+  return g->n_vals++;
+}
+
+int ft_value_get(ft_graph *g, const char *name) {
+  int i = ft_value_find(g, name);
+  return i >= 0 ? i : ft_value_add(g, name);
+}
+
+ft_node *ft_node_add(ft_graph *g, const char *name, const char *op_type, const char *domain,
+                     int n_in, int n_out) {
+  if (g->n_nodes == g->cap_nodes) {
+    g->cap_nodes = g->cap_nodes ? g->cap_nodes * 2 : 64;
+    g->nodes = realloc(g->nodes, sizeof *g->nodes * g->cap_nodes);
+  }
+  ft_node *n = &g->nodes[g->n_nodes++];
+  memset(n, 0, sizeof *n);
+  n->name = dupstr(name ? name : "");
+  n->op_type = dupstr(op_type);
+  n->domain = dupstr(domain ? domain : "");
+  n->n_in = n_in;
+  n->n_out = n_out;
+  n->in = malloc(sizeof(int) * (n_in ? n_in : 1));
+  n->out = malloc(sizeof(int) * (n_out ? n_out : 1));
+  for (int i = 0; i < n_in; i++) n->in[i] = -1;
+  for (int i = 0; i < n_out; i++) n->out[i] = -1;
+  return n;
+}
+
+const ft_attr *ft_attr_find(const ft_node *n, const char *name) {
+  for (int i = 0; i < n->n_attrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+  return NULL;
+}
+
+int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt) {
+  const ft_attr *a = ft_attr_find(n, name);
+  return a ? a->i : dflt;
+}
+
+float ft_attr_float(const ft_node *n, const char *name, float dflt) {
+  const ft_attr *a = ft_attr_find(n, name);
+  return a ? (a->type == FT_ATTR_INT ? (float)a->i : a->f) : dflt;
+}
+
+const char *ft_attr_str(const ft_node *n, const char *name, const char *dflt) {
+  const ft_attr *a = ft_attr_find(n, name);
+  return a && a->s ? a->s : dflt;
+}
+
+int ft_attr_ints(const ft_node *n, const char *name, const int64_t **v) {
+  const ft_attr *a = ft_attr_find(n, name);
+  if (!a) return -1;
+  *v = a->ints;
+  return a->n_ints;
+}
+
+void ft_shape_str(const ft_value *v, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  if (v->t.rank < 0) { snprintf(buf, n, "?"); return; }
+  if (v->t.rank == 0) { snprintf(buf, n, "scalar"); return; }
+  for (int i = 0; i < v->t.rank && k < n; i++) {
+    if (v->t.dims[i] >= 0) k += snprintf(buf + k, n - k, "%s%lld", i ? "x" : "", (long long)v->t.dims[i]);
+    else k += snprintf(buf + k, n - k, "%s%s", i ? "x" : "", v->sym[i] ? v->sym[i] : "?");
+  }
+}
+
+const char *ft_node_label(const ft_graph *g, int node) {
+  static char buf[512];
+  const ft_node *n = &g->nodes[node];
+  if (n->name && n->name[0]) snprintf(buf, sizeof buf, "node '%s' (%s)", n->name, n->op_type);
+  else snprintf(buf, sizeof buf, "node #%d (%s)", node, n->op_type);
+  return buf;
+}
+
+int ft_graph_count_live(const ft_graph *g) {
+  int c = 0;
+  for (int i = 0; i < g->n_nodes; i++) c += !g->nodes[i].dead;
+  return c;
+}
+
+void ft_graph_dump(const ft_graph *g, void *file) {
+  FILE *f = file;
+  char s[256];
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ft_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    fprintf(f, "%4d %-20s", i, n->op_type);
+    for (int k = 0; k < n->n_out; k++) {
+      if (n->out[k] < 0) continue;
+      ft_shape_str(&g->vals[n->out[k]], s, sizeof s);
+      fprintf(f, " %s:%s[%s]", g->vals[n->out[k]].name, ft_dtype_name(g->vals[n->out[k]].t.dtype), s);
+    }
+    fprintf(f, " <-");
+    for (int k = 0; k < n->n_in; k++) fprintf(f, " %s", n->in[k] >= 0 ? g->vals[n->in[k]].name : "-");
+    fprintf(f, "\n");
+  }
+}

@@ -1,0 +1,121 @@
+/* The intermediate representation every stage of ftax works on.
+ *
+ * A graph is a flat list of values (tensors, referred to by index) and a list of nodes in
+ * topological order. A value whose tensor has data is a constant: an initializer, a Constant
+ * node's output, or something constant folding computed. Stages take the graph and change it in
+ * place; none keeps pointers into the value array across calls that may grow it. */
+#ifndef FTAX_IR_H
+#define FTAX_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensor.h" /* ft_tensor, dtypes (templates/c/tensor.h: shared with generated code) */
+
+/* Exit codes of every ftax tool (documented in the README). */
+enum {
+  FT_OK = 0,
+  FT_EUSAGE = 1,       /* bad command line */
+  FT_EINVALID = 2,     /* malformed or inconsistent model, or a wrong input file */
+  FT_EUNSUPPORTED = 3, /* a valid model that uses something ftax does not support */
+  FT_EIO = 4,          /* cannot read or write a file, or the C compiler failed */
+};
+
+/* An error: a code from the enum above and a message meant for a person. */
+typedef struct ft_err {
+  int code;
+  char msg[2048];
+} ft_err;
+
+int ft_fail(ft_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ONNX AttributeProto.AttributeType values. */
+enum { FT_ATTR_FLOAT = 1, FT_ATTR_INT = 2, FT_ATTR_STRING = 3, FT_ATTR_TENSOR = 4,
+       FT_ATTR_GRAPH = 5, FT_ATTR_FLOATS = 6, FT_ATTR_INTS = 7, FT_ATTR_STRINGS = 8 };
+
+typedef struct ft_attr {
+  char *name;
+  int type;
+  int64_t i;
+  float f;
+  char *s; /* NUL-terminated copy; s_len holds the byte length */
+  size_t s_len;
+  int64_t *ints;
+  int n_ints;
+  float *floats;
+  int n_floats;
+  char **strings;
+  int n_strings;
+  ft_tensor *t; /* owned, with data */
+} ft_attr;
+
+enum { FT_V_ACT = 0, FT_V_INPUT = 1, FT_V_CONST = 2 };
+
+typedef struct ft_value {
+  char *name;
+  ft_tensor t;                 /* dtype, shape and (for constants) data, owned */
+  char *sym[FT_MAX_RANK];      /* symbolic name of dim i while t.dims[i] < 0, else NULL */
+  int shape_known;             /* rank and every dim known */
+  int kind;                    /* FT_V_ACT, FT_V_INPUT or FT_V_CONST */
+  int is_output;
+  int producer;                /* node index, -1 for inputs and initializers */
+} ft_value;
+
+struct ft_opdesc;
+
+typedef struct ft_node {
+  char *name;
+  char *op_type;
+  char *domain;
+  int n_in, n_out;
+  int *in;  /* value indices; -1 for an omitted optional input */
+  int *out; /* value indices; -1 for an omitted optional output */
+  ft_attr *attrs;
+  int n_attrs;
+  const struct ft_opdesc *op; /* resolved by ft_resolve_ops */
+  int dead;
+} ft_node;
+
+typedef struct ft_graph {
+  ft_value *vals;
+  int n_vals, cap_vals;
+  ft_node *nodes;
+  int n_nodes, cap_nodes;
+  int *inputs;  /* graph inputs that are not initializers */
+  int n_inputs;
+  int *outputs;
+  int n_outputs;
+  int64_t opset;       /* ai.onnx opset version */
+  char *path;          /* the model file, for messages */
+  char *name;
+} ft_graph;
+
+/* Construction. */
+ft_graph *ft_graph_new(void);
+void ft_graph_free(ft_graph *g);
+int ft_value_find(const ft_graph *g, const char *name);
+int ft_value_add(ft_graph *g, const char *name);     /* returns index; name may be NULL */
+int ft_value_get(ft_graph *g, const char *name);     /* find or add */
+ft_node *ft_node_add(ft_graph *g, const char *name, const char *op_type, const char *domain,
+                     int n_in, int n_out);
+void ft_attr_free(ft_attr *a);
+void ft_attr_copy(ft_attr *dst, const ft_attr *src);
+
+/* Attribute lookup with defaults. */
+const ft_attr *ft_attr_find(const ft_node *n, const char *name);
+int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt);
+float ft_attr_float(const ft_node *n, const char *name, float dflt);
+const char *ft_attr_str(const ft_node *n, const char *name, const char *dflt);
+int ft_attr_ints(const ft_node *n, const char *name, const int64_t **v); /* count, -1 absent */
+
+/* Tensor helpers. */
+void ft_tensor_free_data(ft_tensor *t);
+int ft_tensor_clone(ft_tensor *dst, const ft_tensor *src); /* deep copy of data */
+void ft_shape_str(const ft_value *v, char *buf, size_t n);   /* "1x128", "batchx128" */
+const char *ft_node_label(const ft_graph *g, int node);     /* "'name' (OpType)", static buffer */
+
+/* Walk the live nodes and mark values used; returns the count of live nodes. */
+int ft_graph_count_live(const ft_graph *g);
+void ft_graph_dump(const ft_graph *g, void *file);
+
+#endif

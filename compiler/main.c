@@ -1,0 +1,190 @@
+/* ftaxc: compile an ONNX model, at one input shape, into a standalone C program.
+ *
+ * The whole pipeline is compile() below: load, check ops, pin dims, infer and fold, simplify,
+ * lower to kernel calls, plan memory, emit, build. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "passes.h"
+#include "sha256.h"
+#include "version.h"
+
+typedef struct options {
+  const char *model, *out, *name, *cc, *cflags;
+  ft_pins pins;
+  int report, emit_only, embed_weights, no_fold, dump;
+  char cmdline[4096];
+} options;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]...\n"
+          "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
+          "             [--name IDENT] [--dump]\n"
+          "Writes OUT.c, OUT.h and OUT.weights (default OUT: generated/<model name>) and builds OUT.\n"
+          "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
+          "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --report           print node counts per stage, arena size and its lower bound\n"
+          "  --emit-only        write the sources and weights, do not run the C compiler\n"
+          "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"
+          "  --cc CC            C compiler (default: $CC or cc)\n"
+          "  --cflags FLAGS     compiler flags (default: -O3 -march=native -fopenmp)\n"
+          "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
+          "  --dump             print the optimized graph\n"
+          "exit codes: 0 ok, 1 usage, 2 invalid model or input, 3 unsupported model, 4 I/O or C compiler failure\n");
+}
+
+static int parse_args(int argc, char **argv, options *o) {
+  memset(o, 0, sizeof *o);
+  size_t m = 0;
+  for (int i = 0; i < argc && m < sizeof o->cmdline - 1; i++)
+    m += snprintf(o->cmdline + m, sizeof o->cmdline - m, "%s%s", i ? " " : "", argv[i]);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV() do { if (!v) { fprintf(stderr, "ftaxc: %s needs a value\n", a); return 1; } i++; } while (0)
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+    else if (!strcmp(a, "--version")) { printf("ftaxc %s\n", FTAX_VERSION); exit(0); }
+    else if (!strcmp(a, "-o")) { NEEDV(); o->out = v; }
+    else if (!strcmp(a, "--dim")) { NEEDV(); if (o->pins.n_dims == 64) return 1; o->pins.dims[o->pins.n_dims++] = v; }
+    else if (!strcmp(a, "--shape")) { NEEDV(); if (o->pins.n_shapes == 64) return 1; o->pins.shapes[o->pins.n_shapes++] = v; }
+    else if (!strcmp(a, "--cc")) { NEEDV(); o->cc = v; }
+    else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
+    else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
+    else if (!strcmp(a, "--report")) o->report = 1;
+    else if (!strcmp(a, "--emit-only")) o->emit_only = 1;
+    else if (!strcmp(a, "--embed-weights")) o->embed_weights = 1;
+    else if (!strcmp(a, "--no-fold")) o->no_fold = 1;
+    else if (!strcmp(a, "--dump")) o->dump = 1;
+    else if (a[0] == '-') { fprintf(stderr, "ftaxc: unknown option '%s'\n", a); return 1; }
+    else if (!o->model) o->model = a;
+    else { fprintf(stderr, "ftaxc: more than one model given ('%s' and '%s')\n", o->model, a); return 1; }
+#undef NEEDV
+  }
+  if (!o->model) { usage(stderr); return 1; }
+  return 0;
+}
+
+/* The program name: a C identifier made from OUT's file name. */
+static void ident_from(const char *path, char *buf, size_t n) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t k = 0;
+  if (!((base[0] >= 'a' && base[0] <= 'z') || (base[0] >= 'A' && base[0] <= 'Z') || base[0] == '_')) buf[k++] = 'm';
+  for (; *base && k < n - 1; base++) {
+    char ch = *base;
+    if (ch == '.') break;
+    buf[k++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) ? ch : '_';
+  }
+  buf[k] = 0;
+}
+
+static int run_cc(const options *o, const char *src, const char *bin, ft_err *e) {
+  const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+  char flags[2048];
+  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : "-O3 -march=native -fopenmp");
+  char *argv[256];
+  int n = 0;
+  argv[n++] = (char *)cc;
+  for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
+  argv[n++] = "-o";
+  argv[n++] = (char *)bin;
+  argv[n++] = (char *)src;
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(cc, argv);
+    fprintf(stderr, "ftaxc: cannot run the C compiler '%s'\n", cc);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+    return ft_fail(e, FT_EIO, "the C compiler '%s' failed on %s; the sources were kept (use --cc/--cflags, or --emit-only)", cc, src);
+  return 0;
+}
+
+static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, ft_err *e) {
+  char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
+  if (o->out) snprintf(out, sizeof out, "%s", o->out);
+  else {
+    char id[256];
+    ident_from(o->model, id, sizeof id);
+    snprintf(out, sizeof out, "generated/%s", id);
+  }
+  if (o->name) snprintf(name, sizeof name, "%s", o->name); else ident_from(out, name, sizeof name);
+  snprintf(cpath, sizeof cpath, "%s.c", out);
+  snprintf(hpath, sizeof hpath, "%s.h", out);
+  snprintf(wpath, sizeof wpath, "%s.weights", out);
+  snprintf(ctmp, sizeof ctmp, "%s.tmp", cpath);
+  snprintf(htmp, sizeof htmp, "%s.tmp", hpath);
+  snprintf(wtmp, sizeof wtmp, "%s.tmp", wpath);
+  char hash[65];
+  if (ft_sha256_file(o->model, hash)) return ft_fail(e, FT_EIO, "%s: cannot read the model file", o->model);
+  const char *wbase = strrchr(wpath, '/');
+  char wabs[4200];
+  if (o->embed_weights && !realpath(".", wabs)) return ft_fail(e, FT_EIO, "cannot resolve the current folder");
+  if (o->embed_weights) { size_t m = strlen(wabs); snprintf(wabs + m, sizeof wabs - m, "/%s", wpath); if (wpath[0] == '/') snprintf(wabs, sizeof wabs, "%s", wpath); }
+  ft_emit_opts eo = {name, o->cmdline, hash, o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
+  FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = fopen(wtmp, "wb");
+  int rc = 0;
+  if (!fc || !fh || !fw) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
+  if (!rc) rc = ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
+  if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
+  if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
+  if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
+  if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || rename(wtmp, wpath))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
+  if (rc) { remove(ctmp); remove(htmp); remove(wtmp); return rc; }
+  if (o->emit_only) return 0;
+  char btmp[4300];
+  snprintf(btmp, sizeof btmp, "%s.tmp", out);
+  rc = run_cc(o, cpath, btmp, e);
+  if (!rc && rename(btmp, out)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", out);
+  if (rc) remove(btmp);
+  return rc;
+}
+
+static void report(const options *o, const char *stage, const ft_graph *g) {
+  if (o->report) fprintf(stderr, "  %-12s %5d nodes\n", stage, ft_graph_count_live(g));
+}
+
+static int compile(const options *o, ft_err *e) {
+  ft_graph *g = NULL;
+  ft_lowered lw = {0};
+  ft_memplan mp = {0};
+  int rc = ft_load_model(o->model, &g, e);
+  if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
+  if (!rc) { report(o, "loaded", g); rc = ft_resolve_ops(g, e); }
+  if (!rc) rc = ft_specialize(g, &o->pins, e);
+  if (!rc) { rc = ft_infer(g, !o->no_fold, e); report(o, "folded", g); }
+  if (!rc) { rc = ft_simplify(g, e); report(o, "simplified", g); }
+  if (!rc) rc = ft_lower(g, &lw, e);
+  if (!rc) rc = ft_plan_memory(g, &lw, &mp, e);
+  if (!rc && o->report) {
+    int kernels = 0;
+    for (int s = 0; s < lw.n; s++) kernels += lw.calls[s].kernel != NULL;
+    fprintf(stderr, "  kernels      %5d calls (%d views without a copy, %d in-place)\n", kernels, mp.n_alias, mp.n_inplace);
+    fprintf(stderr, "  arena        %zu bytes (lower bound %zu, %.2fx)\n", mp.arena_bytes, mp.lower_bound,
+            mp.lower_bound ? (double)mp.arena_bytes / (double)mp.lower_bound : 1.0);
+    fprintf(stderr, "  weights      %zu bytes\n", mp.weight_bytes);
+  }
+  if (!rc && o->dump) ft_graph_dump(g, stdout);
+  if (!rc) rc = write_outputs(o, g, &lw, &mp, e);
+  ft_memplan_free(&mp);
+  ft_lowered_free(&lw);
+  ft_graph_free(g);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  if (parse_args(argc, argv, &o)) return FT_EUSAGE;
+  ft_err e = {0};
+  int rc = compile(&o, &e);
+  if (rc) fprintf(stderr, "ftaxc: error: %s\n", e.msg[0] ? e.msg : "failed");
+  return rc;
+}

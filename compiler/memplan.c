@@ -1,0 +1,177 @@
+/* Stage: the memory plan.
+ *
+ * Inputs and outputs live in the caller's buffers, constants in the weights blob, and every
+ * other value in one activation arena. Views (Reshape...) share their input's storage; an
+ * elementwise op may write over an input that dies at that node. Each arena block gets a
+ * lifetime [first def, last use] in execution order and is placed largest first at the lowest
+ * offset that is free across its lifetime; offsets are 64-byte aligned. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+#define ALIGN(x) (((x) + 63) & ~(int64_t)63)
+
+typedef struct block { int64_t size, start, end, offset; int id; } block;
+
+static int by_size_desc(const void *a, const void *b) {
+  const block *x = a, *y = b;
+  if (x->size != y->size) return x->size < y->size ? 1 : -1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->id - y->id;
+}
+
+static int by_offset(const void *a, const void *b) {
+  const block *x = *(const block *const *)a, *y = *(const block *const *)b;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Place blocks greedily; returns the arena size. */
+static int64_t place(block *bl, int n) {
+  qsort(bl, (size_t)n, sizeof *bl, by_size_desc);
+  block **live = malloc(sizeof(block *) * (n + 1));
+  int64_t total = 0;
+  for (int i = 0; i < n; i++) {
+    int m = 0;
+    for (int j = 0; j < i; j++)
+      if (bl[j].start <= bl[i].end && bl[i].start <= bl[j].end) live[m++] = &bl[j];
+    qsort(live, (size_t)m, sizeof *live, by_offset);
+    int64_t off = 0;
+    for (int j = 0; j < m; j++) {
+      if (live[j]->offset - off >= bl[i].size) break;
+      int64_t end = live[j]->offset + live[j]->size;
+      if (end > off) off = end;
+    }
+    bl[i].offset = off;
+    if (off + bl[i].size > total) total = off + bl[i].size;
+  }
+  free(live);
+  return total;
+}
+
+int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e) {
+  (void)e;
+  int nv = g->n_vals;
+  memset(mp, 0, sizeof *mp);
+  mp->root = malloc(sizeof(int) * nv);
+  mp->storage = calloc((size_t)nv, sizeof(int));
+  mp->offset = malloc(sizeof(int64_t) * nv);
+  mp->scratch = malloc(sizeof(int64_t) * (lw->n + 1));
+  int64_t *def = malloc(sizeof(int64_t) * nv), *last = malloc(sizeof(int64_t) * nv);
+  for (int v = 0; v < nv; v++) { mp->root[v] = v; mp->offset[v] = -1; def[v] = -1; last[v] = -1; }
+
+  /* storage classes that do not come from the arena */
+  for (int i = 0; i < g->n_inputs; i++) { mp->storage[g->inputs[i]] = FT_S_INPUT; mp->offset[g->inputs[i]] = i; }
+  for (int i = 0; i < g->n_outputs; i++) {
+    int v = g->outputs[i];
+    if (mp->storage[v] == FT_S_NONE && g->vals[v].kind == FT_V_ACT) { mp->storage[v] = FT_S_OUTPUT; mp->offset[v] = i; }
+  }
+
+  /* lifetimes in execution order */
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
+  }
+  for (int v = 0; v < nv; v++) if (last[v] < def[v]) last[v] = def[v];
+
+  /* views and in-place writes: share the root's storage, extend its lifetime */
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    int o = n->out[0];
+    if (o < 0 || mp->storage[o] == FT_S_OUTPUT) continue;
+    int r = -1;
+    if ((n->op->flags & FT_OP_ALIAS) && !lw->calls[s].kernel) {
+      r = mp->root[n->in[0]];
+      mp->n_alias++;
+    } else if (n->op->flags & FT_OP_INPLACE) {
+      for (int k = 0; k < n->n_in && r < 0; k++) {
+        int in = n->in[k];
+        if (in < 0) continue;
+        int rt = mp->root[in];
+        const ft_value *iv = &g->vals[in], *ov = &g->vals[o];
+        if (g->vals[rt].kind != FT_V_ACT || mp->storage[rt] != FT_S_NONE) continue;
+        if (ft_nbytes(&iv->t) != ft_nbytes(&ov->t) || ft_dtype_size(iv->t.dtype) != ft_dtype_size(ov->t.dtype) ||
+            ft_numel(&iv->t) != ft_numel(&ov->t))
+          continue;
+        if (last[rt] != s) continue; /* still read later */
+        int other_use = 0;           /* the same buffer must not feed another input of this node */
+        for (int j = 0; j < n->n_in; j++) if (j != k && n->in[j] >= 0 && mp->root[n->in[j]] == rt) other_use = 1;
+        if (other_use) continue;
+        r = rt;
+        mp->n_inplace++;
+      }
+    }
+    if (r < 0) continue;
+    mp->root[o] = r;
+    if (last[o] > last[r]) last[r] = last[o];
+    if (def[r] < 0) def[r] = s;
+  }
+  /* propagate lifetimes of members to roots (views of views) */
+  for (int v = 0; v < nv; v++) {
+    int r = mp->root[v];
+    if (last[v] > last[r]) last[r] = last[v];
+  }
+
+  block *bl = malloc(sizeof(block) * (nv + lw->n + 1));
+  int nb = 0;
+  for (int v = 0; v < nv; v++) {
+    if (mp->root[v] != v || mp->storage[v] != FT_S_NONE || g->vals[v].kind != FT_V_ACT || def[v] < 0) continue;
+    bl[nb] = (block){ALIGN((int64_t)ft_nbytes(&g->vals[v].t)), def[v], last[v], 0, v};
+    if (bl[nb].size == 0) bl[nb].size = 64;
+    nb++;
+  }
+  for (int s = 0; s < lw->n; s++) {
+    mp->scratch[s] = -1;
+    if (lw->calls[s].scratch) bl[nb++] = (block){ALIGN((int64_t)lw->calls[s].scratch), s, s, 0, nv + s};
+  }
+  /* the lower bound: the most bytes alive at one step */
+  for (int s = 0; s < lw->n; s++) {
+    size_t sum = 0;
+    for (int b = 0; b < nb; b++) if (bl[b].start <= s && s <= bl[b].end) sum += (size_t)bl[b].size;
+    if (sum > mp->lower_bound) mp->lower_bound = sum;
+  }
+  mp->arena_bytes = (size_t)place(bl, nb);
+  for (int b = 0; b < nb; b++) {
+    if (bl[b].id < nv) { mp->storage[bl[b].id] = FT_S_ARENA; mp->offset[bl[b].id] = bl[b].offset; }
+    else mp->scratch[bl[b].id - nv] = bl[b].offset;
+  }
+  /* constants used by the program go to the weights blob */
+  int64_t woff = 0;
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_in; k++) {
+      int v = n->in[k];
+      if (v < 0 || g->vals[v].kind != FT_V_CONST || mp->storage[v] == FT_S_WEIGHT) continue;
+      mp->storage[v] = FT_S_WEIGHT;
+      mp->offset[v] = woff;
+      woff += ALIGN((int64_t)ft_nbytes(&g->vals[v].t));
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++) { /* constant outputs are copied from the weights */
+    int v = g->outputs[i];
+    if (g->vals[v].kind == FT_V_CONST && mp->storage[v] != FT_S_WEIGHT) {
+      mp->storage[v] = FT_S_WEIGHT;
+      mp->offset[v] = woff;
+      woff += ALIGN((int64_t)ft_nbytes(&g->vals[v].t));
+    }
+  }
+  mp->weight_bytes = (size_t)woff;
+  /* members take their root's storage */
+  for (int v = 0; v < nv; v++) {
+    int r = mp->root[v];
+    if (r != v) { mp->storage[v] = mp->storage[r]; mp->offset[v] = mp->offset[r]; }
+  }
+  free(bl);
+  free(def);
+  free(last);
+  return 0;
+}
+
+void ft_memplan_free(ft_memplan *mp) {
+  free(mp->root);
+  free(mp->storage);
+  free(mp->offset);
+  free(mp->scratch);
+  memset(mp, 0, sizeof *mp);
+}

@@ -1,0 +1,89 @@
+/* One op, one place: the descriptor every ONNX op (and every fused op) provides.
+ *
+ *   infer  sets dtype and shape of each output from the inputs (and, where the output shape
+ *          depends on input contents, such as Reshape's target, from constant input data).
+ *   plan   picks the kernel and computes its parameters for the now-known shapes.
+ *
+ * Nothing else is op-specific: constant folding and ftax-eager call plan and then the kernel
+ * function; the C emitter prints the same plan as a call with literal parameters. */
+#ifndef FTAX_OP_H
+#define FTAX_OP_H
+
+#include "ir.h"
+
+#define FT_MAX_IO 64
+#define FT_MAX_P 256
+#define FT_MAX_F 16
+
+typedef struct ft_opctx {
+  const ft_node *node;
+  int opset;
+  int n_in, n_out;
+  const ft_tensor *in[FT_MAX_IO]; /* NULL for an omitted optional input; data set if known */
+  ft_tensor *out[FT_MAX_IO];      /* infer fills dtype, rank, dims; NULL if output omitted */
+  ft_err *err;
+  const char *where; /* "'node' (Op)" for messages */
+} ft_opctx;
+
+/* A packing of one constant input, done at compile time by ftaxc (weights pre-packed into the
+ * layout the kernel wants). The kernel reads p[flag_p] to know whether it got the packed form. */
+typedef struct ft_prepack {
+  int input;    /* which input, -1 when none */
+  int flag_p;   /* index into p set to 1 when the input is packed */
+  size_t (*pack)(const int64_t *p, const void *src, void *dst); /* dst NULL: return bytes */
+} ft_prepack;
+
+typedef struct ft_kcall {
+  const char *kernel; /* function name, as written in templates/c */
+  ft_kernel_fn fn;    /* the same function, compiled into this program */
+  int64_t p[FT_MAX_P];
+  int np;
+  double f[FT_MAX_F];
+  int nf;
+  size_t scratch; /* bytes of working memory the kernel needs */
+  ft_prepack prepack;
+} ft_kcall;
+
+enum {
+  FT_OP_ALIAS = 1,   /* output 0 is input 0's bytes reinterpreted (Reshape, Squeeze, ...) */
+  FT_OP_INPLACE = 2, /* output 0 may overwrite input 0 when shapes match and input 0 dies */
+  FT_OP_NOEVAL = 4,  /* has no kernel: must be folded at compile time (Constant, Shape...) */
+};
+
+typedef struct ft_opdesc {
+  const char *op_type;
+  const char *domain; /* "" for the default ONNX domain, "ftax" for fused ops */
+  int (*infer)(ft_opctx *c);
+  int (*plan)(ft_opctx *c, ft_kcall *k);
+  const char *templates; /* comma-separated files under templates/c the kernel lives in */
+  unsigned flags;
+} ft_opdesc;
+
+#define FT_K(k, fn_) ((k)->kernel = #fn_, (k)->fn = (fn_))
+
+/* The table (compiler/ops/table.c). */
+const ft_opdesc *ft_op_find(const char *domain, const char *op_type);
+
+/* Fill an op context for node n of g: inputs from the values' tensors. Outputs point at the
+ * values' tensors. */
+void ft_opctx_init(ft_opctx *c, ft_graph *g, int node, ft_err *err);
+
+/* Run a planned call on concrete buffers (used by folding and the eager runtime). Allocates
+ * scratch with malloc when the call asks for it. */
+int ft_kcall_run(const ft_kcall *k, const void *const *in, void *const *out, ft_err *err);
+
+/* Helpers most ops share (compiler/ops/common.c). */
+int ft_infer_fail(ft_opctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ft_need_const(ft_opctx *c, int input, const char *what);   /* error if data unknown */
+int64_t ft_const_int(const ft_tensor *t, int64_t i);            /* element i of an integer tensor */
+double ft_const_real(const ft_tensor *t, int64_t i);
+int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor *out);
+/* Strides of t broadcast to shape out (0 on broadcast dims), written into p[0..out->rank). */
+void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p);
+int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out); /* negative axes, range check */
+void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
+/* Broadcast iteration parameters (templates/c/binary.h FT_BCAST_LOOP) for n inputs over out;
+ * returns the number of p entries written. */
+int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p);
+
+#endif

@@ -1,0 +1,158 @@
+/* Helpers shared by op descriptors: contexts, constant inputs, broadcasting, axes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op.h"
+
+void ft_opctx_init(ft_opctx *c, ft_graph *g, int node, ft_err *err) {
+  const ft_node *n = &g->nodes[node];
+  memset(c, 0, sizeof *c);
+  c->node = n;
+  c->opset = (int)g->opset;
+  c->n_in = n->n_in;
+  c->n_out = n->n_out;
+  c->err = err;
+  c->where = ft_node_label(g, node);
+  for (int i = 0; i < n->n_in && i < FT_MAX_IO; i++) c->in[i] = n->in[i] >= 0 ? &g->vals[n->in[i]].t : NULL;
+  for (int i = 0; i < n->n_out && i < FT_MAX_IO; i++) c->out[i] = n->out[i] >= 0 ? &g->vals[n->out[i]].t : NULL;
+}
+
+int ft_kcall_run(const ft_kcall *k, const void *const *in, void *const *out, ft_err *err) {
+  void *scratch = NULL;
+  if (k->scratch) {
+    scratch = aligned_alloc(64, (k->scratch + 63) & ~(size_t)63);
+    if (!scratch) return ft_fail(err, FT_EIO, "out of memory for %zu bytes of kernel scratch", k->scratch);
+  }
+  k->fn(k->p, k->f, in, out, scratch);
+  free(scratch);
+  return 0;
+}
+
+int ft_infer_fail(ft_opctx *c, int code, const char *fmt, ...) {
+  char buf[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return ft_fail(c->err, code, "%s: %s", c->where ? c->where : c->node->op_type, buf);
+}
+
+int ft_need_const(ft_opctx *c, int input, const char *what) {
+  if (input >= c->n_in || !c->in[input])
+    return ft_infer_fail(c, FT_EINVALID, "input %d (%s) is missing", input, what);
+  if (!c->in[input]->data)
+    return ft_infer_fail(c, FT_EUNSUPPORTED,
+                         "input %d (%s) is computed at run time, but ftax needs it constant to "
+                         "know the output shape; pin every symbolic dimension with --dim so it folds",
+                         input, what);
+  return 0;
+}
+
+int64_t ft_const_int(const ft_tensor *t, int64_t i) {
+  switch (t->dtype) {
+  case FT_INT64: return ((const int64_t *)t->data)[i];
+  case FT_INT32: return ((const int32_t *)t->data)[i];
+  case FT_INT16: return ((const int16_t *)t->data)[i];
+  case FT_INT8: return ((const int8_t *)t->data)[i];
+  case FT_UINT8: case FT_BOOL: return ((const uint8_t *)t->data)[i];
+  case FT_UINT16: return ((const uint16_t *)t->data)[i];
+  case FT_UINT32: return ((const uint32_t *)t->data)[i];
+  case FT_UINT64: return (int64_t)((const uint64_t *)t->data)[i];
+  case FT_FLOAT: return (int64_t)((const float *)t->data)[i];
+  case FT_DOUBLE: return (int64_t)((const double *)t->data)[i];
+  default: return 0;
+  }
+}
+
+double ft_const_real(const ft_tensor *t, int64_t i) {
+  switch (t->dtype) {
+  case FT_FLOAT: return ((const float *)t->data)[i];
+  case FT_DOUBLE: return ((const double *)t->data)[i];
+  case FT_FLOAT16: return ft_half_to_float(((const uint16_t *)t->data)[i]);
+  case FT_BFLOAT16: return ft_bf16_to_float(((const uint16_t *)t->data)[i]);
+  default: return (double)ft_const_int(t, i);
+  }
+}
+
+int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor *out) {
+  int rank = 0;
+  for (int i = 0; i < n; i++) if (ts[i]->rank > rank) rank = ts[i]->rank;
+  out->rank = rank;
+  for (int d = 0; d < rank; d++) {
+    int64_t dim = 1;
+    for (int i = 0; i < n; i++) {
+      int off = rank - ts[i]->rank;
+      if (d < off) continue;
+      int64_t x = ts[i]->dims[d - off];
+      if (x == 1) continue;
+      if (dim != 1 && x != dim) {
+        char a[128] = "", b[128] = "";
+        for (int k = 0, m = 0; k < ts[0]->rank; k++) m += snprintf(a + m, sizeof a - m, "%s%lld", k ? "x" : "", (long long)ts[0]->dims[k]);
+        for (int k = 0, m = 0; k < ts[i]->rank; k++) m += snprintf(b + m, sizeof b - m, "%s%lld", k ? "x" : "", (long long)ts[i]->dims[k]);
+        return ft_infer_fail(c, FT_EINVALID, "shapes [%s] and [%s] do not broadcast", a, b);
+      }
+      dim = x;
+    }
+    out->dims[d] = dim;
+  }
+  return 0;
+}
+
+void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p) {
+  int off = out->rank - t->rank;
+  int64_t s = 1;
+  for (int d = out->rank - 1; d >= 0; d--) {
+    if (d < off) { p[d] = 0; continue; }
+    int64_t x = t->dims[d - off];
+    p[d] = x == 1 ? 0 : s;
+    s *= x;
+  }
+}
+
+int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out) {
+  if (axis < -rank || axis >= (rank ? rank : 1))
+    return ft_infer_fail(c, FT_EINVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
+  *out = (int)(axis < 0 ? axis + rank : axis);
+  return 0;
+}
+
+void ft_copy_shape(ft_tensor *dst, const ft_tensor *src) {
+  dst->rank = src->rank;
+  for (int i = 0; i < src->rank; i++) dst->dims[i] = src->dims[i];
+}
+
+int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p) {
+  /* strides of every input over the output shape, then merge neighbouring dims that are
+   * contiguous for every input and drop size-1 dims: the kernels' inner loops get long. */
+  int r = out->rank;
+  int64_t dims[FT_MAX_RANK], st[FT_MAX_IO][FT_MAX_RANK];
+  for (int d = 0; d < r; d++) dims[d] = out->dims[d];
+  for (int i = 0; i < n; i++) ft_broadcast_strides(ins[i], out, st[i]);
+  int64_t md[FT_MAX_RANK], ms[FT_MAX_IO][FT_MAX_RANK];
+  int m = 0;
+  for (int d = 0; d < r; d++) {
+    if (dims[d] == 1) continue;
+    int merge = m > 0;
+    for (int i = 0; i < n && merge; i++) merge = ms[i][m - 1] == st[i][d] * dims[d];
+    if (merge) {
+      md[m - 1] *= dims[d];
+      for (int i = 0; i < n; i++) ms[i][m - 1] = st[i][d];
+    } else {
+      md[m] = dims[d];
+      for (int i = 0; i < n; i++) ms[i][m] = st[i][d];
+      m++;
+    }
+  }
+  if (m == 0) { /* a scalar or all-ones shape: one element */
+    md[0] = 1;
+    for (int i = 0; i < n; i++) ms[i][0] = 1;
+    m = 1;
+  }
+  p[0] = m;
+  for (int d = 0; d < m; d++) p[1 + d] = md[d];
+  for (int i = 0; i < n; i++)
+    for (int d = 0; d < m; d++) p[1 + m + i * m + d] = ms[i][d];
+  return 1 + m + n * m;
+}

@@ -1,0 +1,20 @@
+/* The op table: the only dispatch on op type. Each family file under compiler/ops/ exports a
+ * zero-terminated array of descriptors; adding an op means adding a row to one of them (or a
+ * new file and a line here). */
+#include <string.h>
+
+#include "op.h"
+
+extern const ft_opdesc ft_ops_binary[];
+
+static const ft_opdesc *const families[] = {
+    ft_ops_binary,
+};
+
+const ft_opdesc *ft_op_find(const char *domain, const char *op_type) {
+  if (!domain) domain = "";
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const ft_opdesc *d = families[f]; d->op_type; d++)
+      if (!strcmp(d->op_type, op_type) && !strcmp(d->domain, domain)) return d;
+  return NULL;
+}

@@ -1,0 +1,67 @@
+/* The compiler's stages, in the order compiler/main.c runs them. Each takes the graph, changes
+ * it (or fills a plan), and returns 0 or an exit code with the message in err. */
+#ifndef FTAX_PASSES_H
+#define FTAX_PASSES_H
+
+#include <stdio.h>
+
+#include "op.h"
+
+/* Every node's op must be in the table; otherwise list every unsupported op type with counts. */
+int ft_resolve_ops(ft_graph *g, ft_err *e);
+
+/* Pin symbolic input dims: "SYM=N" pins that symbol everywhere, "INPUT=1x128" one input's shape.
+ * A dim still symbolic afterwards is an error naming the input, the symbol and the flag. */
+typedef struct ft_pins {
+  const char *dims[64];   /* "batch=1" */
+  int n_dims;
+  const char *shapes[64]; /* "input_ids=1x128" */
+  int n_shapes;
+} ft_pins;
+int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
+
+/* Infer every value's dtype and shape in node order. With fold set, a node whose inputs are all
+ * constant is evaluated with its kernel and replaced by its result (this must happen during
+ * inference: Reshape targets and the like are computed by such nodes). */
+int ft_infer(ft_graph *g, int fold, ft_err *e);
+
+/* Remove Identity and Dropout (inference mode), then nodes whose results nobody uses. */
+int ft_simplify(ft_graph *g, ft_err *e);
+
+/* Lowering: a planned kernel call for each node left to run, with constant inputs pre-packed
+ * where the kernel asks for it. */
+typedef struct ft_lowered {
+  int *order;        /* node indices, in execution order */
+  int n;
+  ft_kcall *calls;   /* calls[i] for order[i]; kernel NULL for alias nodes */
+} ft_lowered;
+int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e);
+void ft_lowered_free(ft_lowered *lw);
+
+/* Memory plan: where every value lives. */
+enum { FT_S_NONE = 0, FT_S_ARENA, FT_S_WEIGHT, FT_S_INPUT, FT_S_OUTPUT };
+typedef struct ft_memplan {
+  int *root;          /* per value: the value whose storage it shares (itself if none) */
+  int *storage;       /* per value: FT_S_* of its root */
+  int64_t *offset;    /* per value: byte offset in arena/weights, or input/output index */
+  int64_t *scratch;   /* per lowered call: arena offset of its scratch, -1 if none */
+  size_t arena_bytes;
+  size_t lower_bound; /* largest sum of simultaneously live activations */
+  size_t weight_bytes;
+  int n_inplace, n_alias;
+} ft_memplan;
+int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e);
+void ft_memplan_free(ft_memplan *mp);
+
+/* The C program. */
+typedef struct ft_emit_opts {
+  const char *name;        /* program name, a C identifier: prefix of the API */
+  const char *cmdline;     /* recorded in the header comment */
+  const char *model_hash;  /* hex digest of the model file */
+  const char *weights_file; /* file name the weights go to (embed: incbin path) */
+  int embed_weights;
+} ft_emit_opts;
+int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
+              FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
+
+#endif

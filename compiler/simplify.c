@@ -1,0 +1,38 @@
+/* Stage: drop nodes that do nothing at inference time (Identity, Dropout) by rewiring their
+ * consumers, then remove every node whose outputs nobody uses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+static int is_passthrough(const ft_node *n) {
+  return !strcmp(n->domain, "") && (!strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Dropout"));
+}
+
+int ft_simplify(ft_graph *g, ft_err *e) {
+  (void)e;
+  for (int i = 0; i < g->n_nodes; i++) {
+    ft_node *n = &g->nodes[i];
+    if (n->dead || !is_passthrough(n) || n->in[0] < 0) continue;
+    int from = n->out[0], to = n->in[0];
+    if (g->vals[from].is_output) continue; /* keep: the output needs its own buffer */
+    if (n->n_out > 1 && n->out[1] >= 0) continue; /* Dropout's mask is used */
+    for (int j = i + 1; j < g->n_nodes; j++)
+      for (int k = 0; k < g->nodes[j].n_in; k++)
+        if (g->nodes[j].in[k] == from) g->nodes[j].in[k] = to;
+    n->dead = 1;
+  }
+  /* dead code: walk backwards from the outputs */
+  char *live = calloc((size_t)g->n_vals + 1, 1);
+  for (int i = 0; i < g->n_outputs; i++) live[g->outputs[i]] = 1;
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    ft_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    int used = 0;
+    for (int k = 0; k < n->n_out; k++) used |= n->out[k] >= 0 && live[n->out[k]];
+    if (!used) { n->dead = 1; continue; }
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) live[n->in[k]] = 1;
+  }
+  free(live);
+  return 0;
+}

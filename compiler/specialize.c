@@ -1,0 +1,90 @@
+/* Stage: pin the symbolic dimensions of the graph inputs to the sizes given on the command line.
+ * The compiled program serves exactly one shape, so nothing may stay symbolic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+static int parse_int(const char *s, int64_t *v) {
+  char *end;
+  long long x = strtoll(s, &end, 10);
+  if (end == s || *end || x < 0) return -1;
+  *v = x;
+  return 0;
+}
+
+int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e) {
+  for (int k = 0; k < pins->n_dims; k++) {
+    const char *eq = strchr(pins->dims[k], '=');
+    int64_t v;
+    if (!eq || eq == pins->dims[k] || parse_int(eq + 1, &v))
+      return ft_fail(e, FT_EUSAGE, "--dim '%s': expected SYMBOL=N, e.g. --dim batch=1", pins->dims[k]);
+    size_t len = (size_t)(eq - pins->dims[k]);
+    int used = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+      ft_value *val = &g->vals[g->inputs[i]];
+      for (int d = 0; d < val->t.rank; d++)
+        if (val->sym[d] && strlen(val->sym[d]) == len && !strncmp(val->sym[d], pins->dims[k], len)) {
+          val->t.dims[d] = v;
+          used = 1;
+        }
+    }
+    if (!used) {
+      char syms[1024] = "";
+      size_t m = 0;
+      for (int i = 0; i < g->n_inputs; i++)
+        for (int d = 0; d < g->vals[g->inputs[i]].t.rank; d++)
+          if (g->vals[g->inputs[i]].sym[d] && !strstr(syms, g->vals[g->inputs[i]].sym[d]))
+            m += snprintf(syms + m, sizeof syms - m, "%s'%s'", m ? ", " : "", g->vals[g->inputs[i]].sym[d]);
+      return ft_fail(e, FT_EUSAGE, "%s: --dim %s: no input has a dimension named '%.*s' (symbols in this model: %s)",
+                     g->path, pins->dims[k], (int)len, pins->dims[k], m ? syms : "none");
+    }
+  }
+  for (int k = 0; k < pins->n_shapes; k++) {
+    const char *eq = strchr(pins->shapes[k], '=');
+    if (!eq || eq == pins->shapes[k])
+      return ft_fail(e, FT_EUSAGE, "--shape '%s': expected INPUT=DxDx..., e.g. --shape input_ids=1x128", pins->shapes[k]);
+    char name[512];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - pins->shapes[k]), pins->shapes[k]);
+    int vi = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+      if (!strcmp(g->vals[g->inputs[i]].name, name)) vi = g->inputs[i];
+    if (vi < 0) return ft_fail(e, FT_EUSAGE, "%s: --shape %s: the model has no input named '%s'", g->path, pins->shapes[k], name);
+    int64_t dims[FT_MAX_RANK];
+    int rank = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", eq + 1);
+    for (char *tok = strtok(buf, "x,"); tok; tok = strtok(NULL, "x,")) {
+      if (rank == FT_MAX_RANK || parse_int(tok, &dims[rank]))
+        return ft_fail(e, FT_EUSAGE, "--shape %s: dims must be non-negative integers joined by 'x'", pins->shapes[k]);
+      rank++;
+    }
+    ft_value *val = &g->vals[vi];
+    if (val->t.rank >= 0 && val->t.rank != rank)
+      return ft_fail(e, FT_EUSAGE, "%s: --shape %s: input '%s' has rank %d, not %d", g->path, pins->shapes[k], name, val->t.rank, rank);
+    for (int d = 0; d < rank; d++) {
+      if (val->t.rank >= 0 && val->t.dims[d] >= 0 && val->t.dims[d] != dims[d] && !val->sym[d])
+        return ft_fail(e, FT_EUSAGE, "%s: --shape %s: dimension %d of '%s' is fixed at %lld by the model", g->path,
+                       pins->shapes[k], d, name, (long long)val->t.dims[d]);
+      val->t.dims[d] = dims[d];
+    }
+    val->t.rank = rank;
+  }
+  for (int i = 0; i < g->n_inputs; i++) {
+    ft_value *val = &g->vals[g->inputs[i]];
+    if (val->t.rank < 0)
+      return ft_fail(e, FT_EUSAGE, "%s: input '%s' has no declared shape; give it with --shape %s=DxD...", g->path, val->name, val->name);
+    for (int d = 0; d < val->t.rank; d++) {
+      if (val->t.dims[d] >= 0) continue;
+      if (val->sym[d])
+        return ft_fail(e, FT_EUSAGE,
+                       "%s: input '%s' dimension %d is the symbol '%s', which was not pinned; add --dim %s=N "
+                       "(or --shape %s=...)", g->path, val->name, d, val->sym[d], val->sym[d], val->name);
+      return ft_fail(e, FT_EUSAGE, "%s: input '%s' dimension %d has no size; add --shape %s=DxD...", g->path,
+                     val->name, d, val->name);
+    }
+    val->shape_known = 1;
+  }
+  return 0;
+}

@@ -1,0 +1,19 @@
+#include "templates.h"
+
+#include <string.h>
+
+extern const struct { const char *name; const char *text; } ft_templates[];
+
+const char *ft_template_name(const char *name) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  for (int i = 0; ft_templates[i].name; i++)
+    if (!strcmp(ft_templates[i].name, base)) return ft_templates[i].name;
+  return NULL;
+}
+
+const char *ft_template_text(const char *name) {
+  for (int i = 0; ft_templates[i].name; i++)
+    if (!strcmp(ft_templates[i].name, name)) return ft_templates[i].text;
+  return NULL;
+}

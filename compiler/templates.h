@@ -1,0 +1,10 @@
+/* Kernel templates embedded into ftaxc at build time (tools/embed). */
+#ifndef FTAX_TEMPLATES_H
+#define FTAX_TEMPLATES_H
+
+/* The text of templates/c/NAME, or NULL. */
+const char *ft_template_text(const char *name);
+/* The embedded file name matching NAME (a bare file name or a path ending in it), or NULL. */
+const char *ft_template_name(const char *name);
+
+#endif

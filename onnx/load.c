@@ -1,0 +1,410 @@
+/* ONNX ModelProto (protobuf-c bindings generated from Debian's onnx.proto) → ft_graph. */
+#include "load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc(n > 0 ? (size_t)n : 1);
+  if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  fclose(f);
+  *len = n > 0 ? (size_t)n : 0;
+  return buf;
+}
+
+/* External data must stay inside the model's folder: no absolute paths, no "..". */
+static int safe_relative(const char *p) {
+  if (!p[0] || p[0] == '/') return 0;
+  for (const char *s = p; *s;) {
+    const char *e = strchr(s, '/');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    if (n == 2 && s[0] == '.' && s[1] == '.') return 0;
+    if (!e) break;
+    s = e + 1;
+  }
+  return 1;
+}
+
+static int load_external(const Onnx__TensorProto *tp, const char *dir, ft_tensor *t, size_t nbytes,
+                         ft_err *e) {
+  const char *loc = NULL;
+  long long off = 0, len = -1;
+  for (size_t i = 0; i < tp->n_external_data; i++) {
+    const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
+    if (!k || !v) continue;
+    if (!strcmp(k, "location")) loc = v;
+    else if (!strcmp(k, "offset")) off = atoll(v);
+    else if (!strcmp(k, "length")) len = atoll(v);
+  }
+  if (!loc) return ft_fail(e, FT_EINVALID, "tensor '%s': external data without a location", tp->name);
+  if (!safe_relative(loc))
+    return ft_fail(e, FT_EINVALID,
+                   "tensor '%s': external data location '%s' is absolute or leaves the model's "
+                   "folder; keep external data files next to the model",
+                   tp->name, loc);
+  if (len >= 0 && (size_t)len != nbytes)
+    return ft_fail(e, FT_EINVALID, "tensor '%s': external data length %lld, expected %zu bytes",
+                   tp->name, len, nbytes);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, loc);
+  FILE *f = fopen(path, "rb");
+  if (!f) return ft_fail(e, FT_EIO, "tensor '%s': cannot open external data file '%s'", tp->name, path);
+  int ok = fseek(f, off, SEEK_SET) == 0 && fread(t->data, 1, nbytes, f) == nbytes;
+  fclose(f);
+  if (!ok) return ft_fail(e, FT_EINVALID, "tensor '%s': external data file '%s' is too short", tp->name, path);
+  return 0;
+}
+
+int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_err *e) {
+  const Onnx__TensorProto *tp = proto;
+  memset(t, 0, sizeof *t);
+  t->dtype = tp->data_type;
+  const char *name = tp->name ? tp->name : "";
+  if (tp->n_dims > FT_MAX_RANK)
+    return ft_fail(e, FT_EUNSUPPORTED, "tensor '%s' has rank %zu; ftax supports up to %d", name,
+                   tp->n_dims, FT_MAX_RANK);
+  t->rank = (int)tp->n_dims;
+  for (size_t i = 0; i < tp->n_dims; i++) {
+    if (tp->dims[i] < 0) return ft_fail(e, FT_EINVALID, "tensor '%s' has a negative dimension", name);
+    t->dims[i] = tp->dims[i];
+  }
+  size_t es = ft_dtype_size(t->dtype);
+  if (!es)
+    return ft_fail(e, FT_EUNSUPPORTED, "tensor '%s' has data type %s (%d), which ftax does not support",
+                   name, ft_dtype_name(t->dtype), t->dtype);
+  int64_t n = ft_numel(t);
+  size_t nbytes = (size_t)n * es;
+  t->data = calloc(nbytes ? nbytes : 1, 1);
+  if (!t->data) return ft_fail(e, FT_EIO, "out of memory for tensor '%s'", name);
+  int rc = 0;
+#define COUNT_CHECK(cnt)                                                                        \
+  if ((int64_t)(cnt) != n) {                                                                    \
+    rc = ft_fail(e, FT_EINVALID, "tensor '%s': %lld values for %lld elements", name,            \
+                 (long long)(cnt), (long long)n);                                               \
+    goto done;                                                                                  \
+  }
+  if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    rc = load_external(tp, dir ? dir : ".", t, nbytes, e);
+  } else if (tp->has_raw_data) {
+    if (tp->raw_data.len != nbytes) {
+      rc = ft_fail(e, FT_EINVALID, "tensor '%s': raw_data holds %zu bytes, shape needs %zu", name,
+                   tp->raw_data.len, nbytes);
+      goto done;
+    }
+    memcpy(t->data, tp->raw_data.data, nbytes);
+  } else if (t->dtype == FT_FLOAT) {
+    COUNT_CHECK(tp->n_float_data);
+    memcpy(t->data, tp->float_data, nbytes);
+  } else if (t->dtype == FT_DOUBLE) {
+    COUNT_CHECK(tp->n_double_data);
+    memcpy(t->data, tp->double_data, nbytes);
+  } else if (t->dtype == FT_INT64) {
+    COUNT_CHECK(tp->n_int64_data);
+    memcpy(t->data, tp->int64_data, nbytes);
+  } else if (t->dtype == FT_UINT32 || t->dtype == FT_UINT64) {
+    COUNT_CHECK(tp->n_uint64_data);
+    for (int64_t i = 0; i < n; i++) {
+      if (t->dtype == FT_UINT32) ((uint32_t *)t->data)[i] = (uint32_t)tp->uint64_data[i];
+      else ((uint64_t *)t->data)[i] = tp->uint64_data[i];
+    }
+  } else {
+    /* int32, int16, int8, uint16, uint8, bool, float16, bfloat16 travel in int32_data */
+    COUNT_CHECK(tp->n_int32_data);
+    for (int64_t i = 0; i < n; i++) {
+      int32_t v = tp->int32_data[i];
+      switch (es) {
+      case 1: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+      case 2: ((uint16_t *)t->data)[i] = (uint16_t)v; break;
+      default: ((int32_t *)t->data)[i] = v; break;
+      }
+    }
+  }
+done:
+  if (rc) ft_tensor_free_data(t);
+  return rc;
+#undef COUNT_CHECK
+}
+
+static int convert_attr(const Onnx__AttributeProto *ap, const char *dir, ft_attr *a, ft_err *e) {
+  memset(a, 0, sizeof *a);
+  a->name = strdup(ap->name ? ap->name : "");
+  a->type = ap->has_type ? (int)ap->type : 0;
+  a->i = ap->i;
+  a->f = ap->f;
+  if (ap->has_s) {
+    a->s = malloc(ap->s.len + 1);
+    memcpy(a->s, ap->s.data, ap->s.len);
+    a->s[ap->s.len] = 0;
+    a->s_len = ap->s.len;
+  }
+  if (ap->n_ints) {
+    a->ints = malloc(sizeof(int64_t) * ap->n_ints);
+    memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
+  }
+  a->n_ints = (int)ap->n_ints;
+  if (ap->n_floats) {
+    a->floats = malloc(sizeof(float) * ap->n_floats);
+    memcpy(a->floats, ap->floats, sizeof(float) * ap->n_floats);
+  }
+  a->n_floats = (int)ap->n_floats;
+  if (ap->n_strings) {
+    a->strings = malloc(sizeof(char *) * ap->n_strings);
+    for (size_t i = 0; i < ap->n_strings; i++) {
+      a->strings[i] = malloc(ap->strings[i].len + 1);
+      memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
+      a->strings[i][ap->strings[i].len] = 0;
+    }
+  }
+  a->n_strings = (int)ap->n_strings;
+  if (ap->t) {
+    a->t = malloc(sizeof *a->t);
+    int rc = ft_tensor_from_proto(ap->t, dir, a->t, e);
+    if (rc) { free(a->t); a->t = NULL; return rc; }
+  }
+  /* Graph attributes (If, Loop, Scan bodies) are not kept: those ops are unsupported and are
+   * reported as such by name. */
+  return 0;
+}
+
+static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info, ft_err *e) {
+  ft_value *v = &g->vals[vi];
+  const Onnx__TypeProto *tp = info->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: '%s' is not a tensor (sequences, maps and optionals are not supported)",
+                   g->path, info->name);
+  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+  v->t.dtype = tt->has_elem_type ? tt->elem_type : 0;
+  if (!tt->shape) { v->t.rank = -1; return 0; }
+  if (tt->shape->n_dim > FT_MAX_RANK)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: '%s' has rank %zu; ftax supports up to %d", g->path,
+                   info->name, tt->shape->n_dim, FT_MAX_RANK);
+  v->t.rank = (int)tt->shape->n_dim;
+  v->shape_known = 1;
+  for (size_t i = 0; i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+      v->t.dims[i] = d->dim_value;
+    } else {
+      v->t.dims[i] = -1;
+      v->shape_known = 0;
+      if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param[0])
+        v->sym[i] = strdup(d->dim_param);
+    }
+  }
+  return 0;
+}
+
+/* A node of the main graph, or of a function body being inlined (then names are prefixed and
+ * the function's formal parameters are mapped to the caller's values). */
+typedef struct inline_scope {
+  const char *prefix;
+  const Onnx__FunctionProto *fn;
+  const ft_node *caller;
+  const struct inline_scope *parent;
+  char **formal; int n_formal; /* function input+output names */
+  int *actual;                 /* caller's value for each formal, -1 if omitted */
+} inline_scope;
+
+typedef struct load_ctx {
+  ft_graph *g;
+  const Onnx__ModelProto *m;
+  const char *dir;
+  ft_err *e;
+} load_ctx;
+
+static int scoped_value(load_ctx *L, const inline_scope *sc, const char *name) {
+  if (!name || !name[0]) return -1;
+  if (sc) {
+    for (int i = 0; i < sc->n_formal; i++)
+      if (!strcmp(sc->formal[i], name)) return sc->actual[i];
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s", sc->prefix, name);
+    return ft_value_get(L->g, buf);
+  }
+  return ft_value_get(L->g, name);
+}
+
+static const Onnx__FunctionProto *find_function(const Onnx__ModelProto *m, const char *domain, const char *op) {
+  for (size_t i = 0; i < m->n_functions; i++) {
+    const Onnx__FunctionProto *f = m->functions[i];
+    const char *fd = f->domain ? f->domain : "";
+    if (f->name && !strcmp(f->name, op) && !strcmp(fd, domain ? domain : "")) return f;
+  }
+  return NULL;
+}
+
+static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc, int depth);
+
+static int inline_function(load_ctx *L, const Onnx__NodeProto *np, const Onnx__FunctionProto *fn,
+                           const inline_scope *sc, int depth, const ft_node *caller) {
+  if (depth > 16)
+    return ft_fail(L->e, FT_EINVALID, "%s: function '%s' is nested more than 16 deep (recursive?)", L->g->path, fn->name);
+  inline_scope s = {0};
+  char prefix[512];
+  static int counter;
+  snprintf(prefix, sizeof prefix, "%s%s#%d/", sc ? sc->prefix : "", np->name && np->name[0] ? np->name : fn->name, counter++);
+  s.prefix = prefix;
+  s.fn = fn;
+  s.caller = caller;
+  s.parent = sc;
+  s.n_formal = (int)(fn->n_input + fn->n_output);
+  s.formal = malloc(sizeof(char *) * (s.n_formal + 1));
+  s.actual = malloc(sizeof(int) * (s.n_formal + 1));
+  for (size_t i = 0; i < fn->n_input; i++) {
+    s.formal[i] = fn->input[i];
+    s.actual[i] = i < np->n_input ? scoped_value(L, sc, np->input[i]) : -1;
+  }
+  for (size_t i = 0; i < fn->n_output; i++) {
+    s.formal[fn->n_input + i] = fn->output[i];
+    s.actual[fn->n_input + i] = i < np->n_output ? scoped_value(L, sc, np->output[i]) : -1;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < fn->n_node && !rc; i++) rc = add_node(L, fn->node[i], &s, depth + 1);
+  free(s.formal);
+  free(s.actual);
+  return rc;
+}
+
+static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc, int depth) {
+  const char *domain = np->domain ? np->domain : "";
+  if (!strcmp(domain, "ai.onnx")) domain = "";
+  if (!np->op_type || !np->op_type[0])
+    return ft_fail(L->e, FT_EINVALID, "%s: node '%s' has no op_type", L->g->path, np->name ? np->name : "");
+  const Onnx__FunctionProto *fn = find_function(L->m, domain, np->op_type);
+  char name[1024];
+  snprintf(name, sizeof name, "%s%s", sc ? sc->prefix : "", np->name ? np->name : "");
+  ft_node *n = ft_node_add(L->g, name, np->op_type, domain, (int)np->n_input, (int)np->n_output);
+  int ni = (int)(n - L->g->nodes);
+  for (size_t i = 0; i < np->n_attribute; i++) {
+    const Onnx__AttributeProto *ap = np->attribute[i];
+    if (ap->ref_attr_name && ap->ref_attr_name[0]) {
+      /* an attribute of a function body that refers to the caller's attribute */
+      const ft_attr *src = sc && sc->caller ? ft_attr_find(sc->caller, ap->ref_attr_name) : NULL;
+      if (!src) continue; /* not given by the caller: the op's default applies */
+      n = &L->g->nodes[ni];
+      n->attrs = realloc(n->attrs, sizeof(ft_attr) * (n->n_attrs + 1));
+      ft_attr_copy(&n->attrs[n->n_attrs], src);
+      free(n->attrs[n->n_attrs].name);
+      n->attrs[n->n_attrs].name = strdup(ap->name);
+      n->n_attrs++;
+      continue;
+    }
+    n = &L->g->nodes[ni];
+    n->attrs = realloc(n->attrs, sizeof(ft_attr) * (n->n_attrs + 1));
+    int rc = convert_attr(ap, L->dir, &n->attrs[n->n_attrs], L->e);
+    n->n_attrs++;
+    if (rc) return rc;
+  }
+  for (size_t i = 0; i < np->n_input; i++) {
+    int v = scoped_value(L, sc, np->input[i]);
+    L->g->nodes[ni].in[i] = v;
+  }
+  for (size_t i = 0; i < np->n_output; i++) {
+    int v = scoped_value(L, sc, np->output[i]);
+    L->g->nodes[ni].out[i] = v;
+  }
+  if (fn) {
+    /* a model-local function: replace the call by the body */
+    ft_node copy = L->g->nodes[ni];
+    L->g->n_nodes--; /* drop the call node, keep its attributes for ref_attr lookups */
+    int rc = inline_function(L, np, fn, sc, depth, &copy);
+    free(copy.name); free(copy.op_type); free(copy.domain); free(copy.in); free(copy.out);
+    for (int k = 0; k < copy.n_attrs; k++) ft_attr_free(&copy.attrs[k]);
+    free(copy.attrs);
+    return rc;
+  }
+  return 0;
+}
+
+int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
+  *out = NULL;
+  size_t len;
+  char *buf = read_file(path, &len);
+  if (!buf) return ft_fail(e, FT_EIO, "%s: cannot read the model file", path);
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
+  free(buf);
+  if (!m || !m->graph) {
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return ft_fail(e, FT_EINVALID, "%s: not a valid ONNX model (the file does not parse as a ModelProto with a graph)", path);
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+
+  ft_graph *g = ft_graph_new();
+  g->path = strdup(path);
+  g->name = strdup(m->graph->name ? m->graph->name : "");
+  g->opset = 0;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const char *d = m->opset_import[i]->domain;
+    if (!d || !d[0] || !strcmp(d, "ai.onnx")) g->opset = m->opset_import[i]->version;
+  }
+  if (!g->opset) g->opset = 1;
+  load_ctx L = {g, m, dir, e};
+  const Onnx__GraphProto *gp = m->graph;
+  int rc = 0;
+
+  for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    if (!tp->name || !tp->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: initializer #%zu has no name", path, i); break; }
+    int vi = ft_value_get(g, tp->name);
+    ft_value *v = &g->vals[vi];
+    rc = ft_tensor_from_proto(tp, dir, &v->t, e);
+    if (!rc) { v->kind = FT_V_CONST; v->shape_known = 1; }
+    else if (e->code && !strstr(e->msg, path)) {
+      char tmp[sizeof e->msg];
+      snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
+      memcpy(e->msg, tmp, sizeof tmp);
+    }
+  }
+  g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
+  for (size_t i = 0; i < gp->n_input && !rc; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    int v = ft_value_get(g, vi->name);
+    if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
+    rc = set_value_type(g, v, vi, e);
+    g->vals[v].kind = FT_V_INPUT;
+    g->inputs[g->n_inputs++] = v;
+  }
+  for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(&L, gp->node[i], NULL, 0);
+  g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
+  for (size_t i = 0; i < gp->n_output && !rc; i++) {
+    int v = ft_value_find(g, gp->output[i]->name);
+    if (v < 0) { rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node", path, gp->output[i]->name); break; }
+    g->vals[v].is_output = 1;
+    g->outputs[g->n_outputs++] = v;
+    /* keep the declared dtype to check against inference */
+    if (!g->vals[v].t.dtype && gp->output[i]->type && gp->output[i]->type->tensor_type)
+      g->vals[v].t.dtype = gp->output[i]->type->tensor_type->elem_type;
+  }
+  /* producers; every consumed value must exist by the time it is used */
+  for (int i = 0; i < g->n_nodes && !rc; i++) {
+    ft_node *n = &g->nodes[i];
+    for (int k = 0; k < n->n_in; k++) {
+      int v = n->in[k];
+      if (v >= 0 && g->vals[v].kind == FT_V_ACT && g->vals[v].producer < 0)
+        rc = ft_fail(e, FT_EINVALID, "%s: %s reads '%s', which no earlier node produces and which is neither an input nor an initializer",
+                     path, ft_node_label(g, i), g->vals[v].name);
+    }
+    for (int k = 0; k < n->n_out && !rc; k++) {
+      int v = n->out[k];
+      if (v < 0) continue;
+      if (g->vals[v].producer >= 0 || g->vals[v].kind != FT_V_ACT)
+        rc = ft_fail(e, FT_EINVALID, "%s: %s writes '%s', which already has a value", path, ft_node_label(g, i), g->vals[v].name);
+      g->vals[v].producer = i;
+    }
+  }
+  onnx__model_proto__free_unpacked(m, NULL);
+  if (rc) { ft_graph_free(g); return rc; }
+  *out = g;
+  return 0;
+}

@@ -1,0 +1,15 @@
+/* Loading ONNX files into the IR. */
+#ifndef FTAX_LOAD_H
+#define FTAX_LOAD_H
+
+#include "ir.h"
+
+/* Parse a ModelProto: inputs, initializers (raw, typed or external data), nodes with every
+ * attribute kind, opset imports; model-local functions are inlined. */
+int ft_load_model(const char *path, ft_graph **out, ft_err *e);
+
+/* Convert one onnx__TensorProto (void * keeps protobuf-c out of this header); dir resolves
+ * external data. */
+int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_err *e);
+
+#endif

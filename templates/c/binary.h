@@ -1,0 +1,89 @@
+/* Elementwise binary kernels with broadcasting, for every numeric type.
+ *
+ * p: [rank, dims[rank], strides of A[rank], strides of B[rank]] with broadcast dims given stride
+ * 0 and adjacent dims already merged by the plan, so the common cases (same shape; a bias row;
+ * a scalar) run as one or two flat loops that vectorize. */
+#ifndef FT_BINARY_H
+#define FT_BINARY_H
+
+#include <math.h>
+
+#include "tensor.h"
+
+/* Walks the outer dims of a broadcast iteration; the caller's body handles the innermost dim. */
+#define FT_BCAST_LOOP(p, NIN, BODY)                                                              \
+  do {                                                                                           \
+    int r_ = (int)(p)[0];                                                                        \
+    const int64_t *d_ = (p) + 1;                                                                 \
+    int64_t inner = d_[r_ - 1], outer = 1, idx_[FT_MAX_RANK] = {0}, off[NIN] = {0};             \
+    int64_t st[NIN];                                                                             \
+    for (int i_ = 0; i_ < NIN; i_++) st[i_] = (p)[1 + r_ + i_ * r_ + r_ - 1];                    \
+    for (int i_ = 0; i_ < r_ - 1; i_++) outer *= d_[i_];                                         \
+    for (int64_t o = 0; o < outer; o++) {                                                        \
+      BODY;                                                                                      \
+      for (int k_ = r_ - 2; k_ >= 0; k_--) {                                                     \
+        idx_[k_]++;                                                                              \
+        for (int i_ = 0; i_ < NIN; i_++) off[i_] += (p)[1 + r_ + i_ * r_ + k_];                  \
+        if (idx_[k_] < d_[k_]) break;                                                            \
+        for (int i_ = 0; i_ < NIN; i_++) off[i_] -= (p)[1 + r_ + i_ * r_ + k_] * d_[k_];         \
+        idx_[k_] = 0;                                                                            \
+      }                                                                                          \
+    }                                                                                            \
+  } while (0)
+
+#define FT_BINARY_KERNEL2(NAME, T, TB, TO, EXPR)                                                      \
+  static void NAME(const int64_t *p, const double *f, const void *const *in, void *const *out,  \
+                   void *scratch) {                                                              \
+    (void)f; (void)scratch;                                                                      \
+    const T *A = (const T *)in[0];                                                           \
+    const TB *B = (const TB *)in[1];                                        \
+    TO *Y = (TO *)out[0];                                                                        \
+    FT_BCAST_LOOP(p, 2, {                                                                        \
+      const T *a = A + off[0];                                                                   \
+      const TB *b = B + off[1];                                                  \
+      TO *y = Y + o * inner;                                                                     \
+      if (st[0] && st[1]) for (int64_t i = 0; i < inner; i++) { T x = a[i]; TB z = b[i]; y[i] = (TO)(EXPR); } \
+      else if (st[0]) { TB z = b[0]; for (int64_t i = 0; i < inner; i++) { T x = a[i]; y[i] = (TO)(EXPR); } } \
+      else if (st[1]) { T x = a[0]; for (int64_t i = 0; i < inner; i++) { TB z = b[i]; y[i] = (TO)(EXPR); } } \
+      else { T x = a[0]; TB z = b[0]; TO v = (TO)(EXPR); for (int64_t i = 0; i < inner; i++) y[i] = v; } \
+    });                                                                                          \
+  }
+#define FT_BINARY_KERNEL(NAME, T, TO, EXPR) FT_BINARY_KERNEL2(NAME, T, T, TO, EXPR)
+
+/* Numeric types every arithmetic kernel is instantiated for: (suffix, C type). */
+#define FT_NUMERIC_TYPES(X) \
+  X(f32, float) X(f64, double) X(i8, int8_t) X(i16, int16_t) X(i32, int32_t) X(i64, int64_t) \
+  X(u8, uint8_t) X(u16, uint16_t) X(u32, uint32_t) X(u64, uint64_t)
+
+static inline int64_t ft_floor_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
+static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+
+#define FT_ARITH(sfx, T)                                                                         \
+  FT_BINARY_KERNEL(ft_add_##sfx, T, T, x + z)                                                    \
+  FT_BINARY_KERNEL(ft_sub_##sfx, T, T, x - z)                                                    \
+  FT_BINARY_KERNEL(ft_mul_##sfx, T, T, x * z)                                                    \
+  FT_BINARY_KERNEL(ft_div_##sfx, T, T, (z != 0 || (T)0.5 != 0) ? x / z : 0)                      \
+  FT_BINARY_KERNEL(ft_max2_##sfx, T, T, x > z || x != x ? x : z)                                 \
+  FT_BINARY_KERNEL(ft_min2_##sfx, T, T, x < z || x != x ? x : z)                                 \
+  FT_BINARY_KERNEL(ft_pow_##sfx, T, T, pow((double)x, (double)z))                                \
+  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, ((T)0.5 != 0) ? fmod((double)x, (double)z) : ft_fmod_sign((double)x, (double)z)) \
+  FT_BINARY_KERNEL(ft_equal_##sfx, T, uint8_t, x == z)                                           \
+  FT_BINARY_KERNEL(ft_less_##sfx, T, uint8_t, x < z)                                             \
+  FT_BINARY_KERNEL(ft_greater_##sfx, T, uint8_t, x > z)                                          \
+  FT_BINARY_KERNEL(ft_less_equal_##sfx, T, uint8_t, x <= z)                                      \
+  FT_BINARY_KERNEL(ft_greater_equal_##sfx, T, uint8_t, x >= z)
+FT_NUMERIC_TYPES(FT_ARITH)
+#undef FT_ARITH
+
+/* Pow with a float base and an exponent of another type is common in exports (x ** 2). */
+#define FT_POW_FLOAT(sfx, TB) \
+  FT_BINARY_KERNEL2(ft_pow_f32_##sfx, float, TB, float, (float)z == 2.0f ? x * x : ((float)z == 3.0f ? x * x * x : ((float)z == 0.5f ? sqrtf(x) : powf(x, (float)z))))
+FT_NUMERIC_TYPES(FT_POW_FLOAT)
+#undef FT_POW_FLOAT
+
+FT_BINARY_KERNEL(ft_and_bool, uint8_t, uint8_t, x && z)
+FT_BINARY_KERNEL(ft_or_bool, uint8_t, uint8_t, x || z)
+FT_BINARY_KERNEL(ft_xor_bool, uint8_t, uint8_t, (!x) != (!z))
+FT_BINARY_KERNEL(ft_equal_bool, uint8_t, uint8_t, (!x) == (!z))
+
+#endif

@@ -1,0 +1,200 @@
+/* Reading and writing single ONNX TensorProto files (ONNX test-data form: input_0.pb ...).
+ *
+ * Generated programs must stand alone, so this is a small decoder of the few TensorProto fields
+ * that carry a dense tensor, rather than protobuf-c. ftaxc and ftax-eager use the same code;
+ * a unit test checks it against the protobuf-c bindings. */
+#ifndef FT_TENSORIO_H
+#define FT_TENSORIO_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tensor.h"
+
+typedef struct ft_pb_tensor {
+  ft_tensor t;      /* data malloc'ed, in native (little-endian) layout */
+  char name[256];
+} ft_pb_tensor;
+
+static int ft_pb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  int shift = 0;
+  const uint8_t *p = *pp;
+  while (p < end && shift < 64) {
+    uint8_t b = *p++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) { *pp = p; *v = x; return 0; }
+    shift += 7;
+  }
+  return -1;
+}
+
+/* Decode a serialized TensorProto. Returns 0, or -1 with a reason in why. */
+static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out, const char **why) {
+  const uint8_t *p = buf, *end = buf + len;
+  int64_t dims[FT_MAX_RANK];
+  int rank = 0, dtype = 0;
+  const uint8_t *raw = NULL;
+  size_t raw_len = 0;
+  /* typed fields: collected as (field, pointer, length) of packed or single values */
+  enum { MAXV = 1 << 20 };
+  double *vals = NULL;      /* float/double field values, as double */
+  int64_t *ivals = NULL;    /* int32/int64/uint64 field values */
+  size_t nv = 0, niv = 0, capv = 0, capiv = 0;
+  int external = 0;
+  memset(out, 0, sizeof *out);
+  *why = NULL;
+#define FAIL(msg) do { *why = msg; goto fail; } while (0)
+  while (p < end) {
+    uint64_t key, v;
+    if (ft_pb_varint(&p, end, &key)) FAIL("truncated field key");
+    int field = (int)(key >> 3), wt = (int)(key & 7);
+    const uint8_t *payload = NULL;
+    uint64_t plen = 0;
+    if (wt == 0) { if (ft_pb_varint(&p, end, &v)) FAIL("truncated varint"); }
+    else if (wt == 1) { if (end - p < 8) FAIL("truncated fixed64"); payload = p; plen = 8; p += 8; }
+    else if (wt == 5) { if (end - p < 4) FAIL("truncated fixed32"); payload = p; plen = 4; p += 4; }
+    else if (wt == 2) {
+      if (ft_pb_varint(&p, end, &plen) || plen > (uint64_t)(end - p)) FAIL("truncated length-delimited field");
+      payload = p; p += plen;
+    } else FAIL("unsupported wire type (not a TensorProto?)");
+    switch (field) {
+    case 1: /* dims, varint, maybe packed */
+      if (wt == 0) { if (rank >= FT_MAX_RANK) FAIL("rank above 8"); dims[rank++] = (int64_t)v; }
+      else if (wt == 2) {
+        const uint8_t *q = payload, *qe = payload + plen;
+        while (q < qe) { if (rank >= FT_MAX_RANK || ft_pb_varint(&q, qe, &v)) FAIL("bad dims"); dims[rank++] = (int64_t)v; }
+      } else FAIL("bad dims");
+      break;
+    case 2: if (wt != 0) FAIL("bad data_type"); dtype = (int)v; break;
+    case 8: /* name */
+      if (wt == 2) { size_t n = plen < sizeof out->name - 1 ? plen : sizeof out->name - 1; memcpy(out->name, payload, n); out->name[n] = 0; }
+      break;
+    case 9: if (wt != 2) FAIL("bad raw_data"); raw = payload; raw_len = plen; break;
+    case 14: if (wt == 0 && v == 1) external = 1; break;
+    case 4: case 10: { /* float_data (fixed32), double_data (fixed64) */
+      size_t w = field == 4 ? 4 : 8;
+      const uint8_t *q = payload;
+      size_t cnt = plen / w;
+      if (plen % w) FAIL("bad float/double data");
+      if (nv + cnt > capv) { capv = (nv + cnt) * 2; vals = (double *)realloc(vals, capv * sizeof *vals); if (!vals) FAIL("out of memory"); }
+      for (size_t i = 0; i < cnt; i++, q += w) {
+        if (w == 4) { float f; memcpy(&f, q, 4); vals[nv++] = f; }
+        else { double d; memcpy(&d, q, 8); vals[nv++] = d; }
+      }
+      break;
+    }
+    case 5: case 7: case 11: { /* int32_data, int64_data, uint64_data: varints */
+      if (wt == 0) {
+        if (niv + 1 > capiv) { capiv = (niv + 1) * 2; ivals = (int64_t *)realloc(ivals, capiv * sizeof *ivals); if (!ivals) FAIL("out of memory"); }
+        ivals[niv++] = field == 5 ? (int64_t)(int32_t)v : (int64_t)v;
+      } else if (wt == 2) {
+        const uint8_t *q = payload, *qe = payload + plen;
+        while (q < qe) {
+          if (ft_pb_varint(&q, qe, &v)) FAIL("bad integer data");
+          if (niv + 1 > capiv) { capiv = (niv + 1) * 2 + 16; ivals = (int64_t *)realloc(ivals, capiv * sizeof *ivals); if (!ivals) FAIL("out of memory"); }
+          ivals[niv++] = field == 5 ? (int64_t)(int32_t)v : (int64_t)v;
+        }
+      } else FAIL("bad integer data");
+      break;
+    }
+    default: break; /* segment, doc_string, string_data...: not needed for dense tensors */
+    }
+  }
+  if (external) FAIL("external data is not supported in tensor files");
+  {
+    ft_tensor *t = &out->t;
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+    size_t es = ft_dtype_size(dtype);
+    if (!es) FAIL("unsupported or missing data_type");
+    size_t n = (size_t)ft_numel(t), nbytes = n * es;
+    t->data = malloc(nbytes ? nbytes : 1);
+    if (!t->data) FAIL("out of memory");
+    if (raw) {
+      if (raw_len != nbytes) FAIL("raw_data size does not match the shape");
+      memcpy(t->data, raw, nbytes);
+    } else if (dtype == FT_FLOAT || dtype == FT_DOUBLE) {
+      if (nv != n) FAIL("element count does not match the shape");
+      for (size_t i = 0; i < n; i++) {
+        if (dtype == FT_FLOAT) ((float *)t->data)[i] = (float)vals[i];
+        else ((double *)t->data)[i] = vals[i];
+      }
+    } else {
+      if (niv != n) FAIL("element count does not match the shape");
+      for (size_t i = 0; i < n; i++) {
+        int64_t x = ivals[i];
+        switch (es) {
+        case 1: ((uint8_t *)t->data)[i] = (uint8_t)x; break;
+        case 2: ((uint16_t *)t->data)[i] = (uint16_t)x; break;
+        case 4: ((int32_t *)t->data)[i] = (int32_t)x; break;
+        default: ((int64_t *)t->data)[i] = x; break;
+        }
+      }
+    }
+  }
+  free(vals);
+  free(ivals);
+  return 0;
+fail:
+  free(vals);
+  free(ivals);
+  free(out->t.data);
+  out->t.data = NULL;
+  return -1;
+#undef FAIL
+}
+
+/* Read a .pb file. Returns 0, or -1 with a reason. */
+static int ft_pb_read_tensor(const char *path, ft_pb_tensor *out, const char **why) {
+  FILE *f = fopen(path, "rb");
+  if (!f) { *why = "cannot open the file"; return -1; }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *buf = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
+  size_t got = buf && n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (!buf || (n > 0 && got != (size_t)n)) { free(buf); *why = "cannot read the file"; return -1; }
+  int rc = ft_pb_decode_tensor(buf, (size_t)(n > 0 ? n : 0), out, why);
+  free(buf);
+  return rc;
+}
+
+static void ft_pb_put_varint(FILE *f, uint64_t v) {
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    if (v) b |= 0x80;
+    fputc(b, f);
+  } while (v);
+}
+
+static int ft_pb_varint_len(uint64_t v) { int n = 1; while (v >= 0x80) { v >>= 7; n++; } return n; }
+
+/* Write a tensor as a TensorProto with raw_data. The file appears whole or not at all: it is
+ * written to a temporary name and renamed. */
+static int ft_pb_write_tensor(const char *path, const char *name, const ft_tensor *t) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return -1;
+  uint64_t dimlen = 0;
+  for (int i = 0; i < t->rank; i++) dimlen += (uint64_t)ft_pb_varint_len((uint64_t)t->dims[i]);
+  if (t->rank) { fputc((1 << 3) | 2, f); ft_pb_put_varint(f, dimlen); for (int i = 0; i < t->rank; i++) ft_pb_put_varint(f, (uint64_t)t->dims[i]); }
+  fputc((2 << 3) | 0, f);
+  ft_pb_put_varint(f, (uint64_t)t->dtype);
+  if (name && name[0]) { fputc((8 << 3) | 2, f); ft_pb_put_varint(f, strlen(name)); fwrite(name, 1, strlen(name), f); }
+  size_t nb = ft_nbytes(t);
+  fputc((9 << 3) | 2, f);
+  ft_pb_put_varint(f, nb);
+  int ok = fwrite(t->data, 1, nb, f) == nb;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) { remove(tmp); return -1; }
+  return 0;
+}
+
+#endif
