@@ -3,7 +3,10 @@
  * Per node and per run: op->infer on the live tensors (their data present), then op->plan and
  * the kernel, the same sequence ftaxc's constant folding runs (compiler/infer.c fold_node). Ops
  * whose infer produces the data (Shape, Constant, Size: FT_OP_NOEVAL) need no kernel; views
- * (FT_OP_ALIAS) point at their input's storage and hold a reference to it. */
+ * (FT_OP_ALIAS) point at their input's storage and hold a reference to it.
+ *
+ * What an eager framework would not do is left out on purpose: no constant folding, no fusion,
+ * no pre-packed weights (kernels get the plain layout), no in-place reuse, no memory plan. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -13,7 +13,8 @@
  *   if (ft_eager_load("m.onnx", &pins, &h, &err)) ... err.code is an ftax exit code ...
  *   ft_eager_run(h, inputs, outputs, &err);   // dense buffers, shapes from ft_eager_io
  *   ft_eager_free(h);
- */
+ *
+ * A handle runs one inference at a time (kernels may use OpenMP threads inside). */
 #ifndef FTAX_EAGER_H
 #define FTAX_EAGER_H
 
