@@ -94,14 +94,17 @@ int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err 
   h->root = calloc(nv, sizeof *h->root);
   h->store = calloc(nv, sizeof *h->store);
   h->out_desc = calloc((size_t)g->n_outputs + 1, sizeof *h->out_desc);
+  h->out_slot = calloc(nv, sizeof *h->out_slot);
   h->node_row = calloc(nn, sizeof *h->node_row);
   h->rows = calloc(nn, sizeof *h->rows);
   h->sorted = calloc(nn, sizeof *h->sorted);
-  if (!h->uses || !h->uses_left || !h->root || !h->store || !h->out_desc || !h->node_row || !h->rows || !h->sorted) {
+  if (!h->uses || !h->uses_left || !h->root || !h->store || !h->out_desc || !h->out_slot || !h->node_row || !h->rows ||
+      !h->sorted) {
     ft_eager_free(h);
     return ft_fail(e, FT_EIO, "out of memory");
   }
-  for (int v = 0; v < g->n_vals; v++) h->root[v] = v;
+  for (int v = 0; v < g->n_vals; v++) h->root[v] = v, h->out_slot[v] = -1;
+  for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
   count_uses(h);
   make_rows(h);
   rc = learn_output_shapes(h, path, pins, e);
@@ -116,7 +119,7 @@ void ft_eager_free(ft_eager *h) {
     for (int i = 0; i < h->g->n_inputs; i++) h->g->vals[h->g->inputs[i]].t.data = NULL; /* the caller's */
   ft_graph_free(h->g);
   ft_cache_release(&h->cache);
-  free(h->uses); free(h->uses_left); free(h->root); free(h->store); free(h->out_desc);
+  free(h->uses); free(h->uses_left); free(h->root); free(h->store); free(h->out_desc); free(h->out_slot);
   free(h->node_row); free(h->rows); free(h->sorted);
   free(h);
 }
@@ -156,10 +159,23 @@ static void release(ft_eager *h, int v) {
   *s = (ft_storage){0};
 }
 
-/* Outputs of a node get dense storage from the cache (views and NOEVAL ops excepted). */
+/* Outputs of a node get dense storage from the cache (views and NOEVAL ops excepted). A graph
+ * output a kernel computes is written straight into the caller's buffer, as the generated
+ * program does, so the tax does not include a copy the compiled program avoids. */
 static int alloc_output(ft_eager *h, int v, ft_err *e) {
   int cls;
-  size_t nb = ft_nbytes(&h->g->vals[v].t);
+  const ft_tensor *t = &h->g->vals[v].t;
+  int slot = h->out_slot[v];
+  if (slot >= 0) {
+    const ft_tensor *d = &h->out_desc[slot];
+    int same = t->dtype == d->dtype && t->rank == d->rank;
+    for (int k = 0; same && k < d->rank; k++) same = t->dims[k] == d->dims[k];
+    if (same) {
+      own_storage(h, v, h->outputs[slot], FT_OWN_NONE, 0);
+      return 0;
+    }
+  }
+  size_t nb = ft_nbytes(t);
   void *p = ft_cache_get(&h->cache, nb, &cls);
   if (!p) return ft_fail(e, FT_EIO, "out of memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
   own_storage(h, v, p, FT_OWN_CACHE, cls);
@@ -248,6 +264,7 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
   int64_t t_run = h->profiling ? now_ns() : 0;
   ft_graph *g = h->g;
   memcpy(h->uses_left, h->uses, sizeof(int) * (size_t)g->n_vals);
+  h->outputs = outputs;
   for (int i = 0; i < g->n_inputs; i++) {
     int v = g->inputs[i];
     own_storage(h, v, (void *)inputs[i], FT_OWN_NONE, 0);
@@ -279,12 +296,13 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
     if (!same)
       rc = ft_fail(e, FT_EINVALID, "%s: output '%s' came out with another type or shape than inference at load time gave",
                    g->path, v->name);
-    else memcpy(outputs[i], v->t.data, ft_nbytes(d));
+    else if (v->t.data != outputs[i]) memcpy(outputs[i], v->t.data, ft_nbytes(d)); /* views, constants, inputs */
   }
   /* whatever is still live (the outputs; everything after an error) goes back */
   for (int v = 0; v < g->n_vals; v++)
     if (g->vals[v].kind == FT_V_ACT) release(h, v);
   for (int i = 0; i < g->n_inputs; i++) g->vals[g->inputs[i]].t.data = NULL;
+  h->outputs = NULL;
   if (h->profiling) { /* failed runs count too: their kernel time is in the rows */
     h->runs++;
     h->wall_ns += now_ns() - t_run;

@@ -24,6 +24,8 @@ struct ft_eager {
   int *root;            /* per value: the value whose storage it uses (itself unless a view) */
   ft_storage *store;    /* per value, meaningful where root[v] == v */
   ft_tensor *out_desc;  /* per graph output: dtype and shape learned at load */
+  int *out_slot;        /* per value: the first graph output it is, -1 if none */
+  void *const *outputs; /* the caller's output buffers during a run */
   ft_cache cache;
 
   int profiling;

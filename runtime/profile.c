@@ -91,7 +91,7 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
           (long long)p.runs, p.runs == 1 ? "" : "s", p.nodes);
   fprintf(f, "  wall       %12.6f ms\n", wall);
   fprintf(f, "  kernels    %12.6f ms  %5.1f%%\n", kern, 100.0 * share_k);
-  fprintf(f, "  overhead   %12.6f ms  %5.1f%%  (dispatch, shape inference, planning, allocation, copies)\n",
+  fprintf(f, "  overhead   %12.6f ms  %5.1f%%  (dispatch, shape inference, planning, allocation, copying views out)\n",
           wall - kern, p.wall_ns ? 100.0 * (1.0 - share_k) : 0.0);
   char b1[32], b2[32];
   fprintf(f, "  allocator  %s reserved, %s peak in use, %.1f%% of %llu requests served from the cache\n",
