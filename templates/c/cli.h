@@ -172,8 +172,8 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
       if (!files[k]) fprintf(stderr, "error: no file for input %d '%s'\n", k, p->in[k].name);
     return 1;
   }
-  if (!have && !bench) { ft_usage(p, stderr); return 1; }
-  if (outdir && !have) { fprintf(stderr, "error: --output-dir needs input files\n"); return 1; }
+  if (!have && !bench && p->n_in) { ft_usage(p, stderr); return 1; }
+  if (outdir && !have && p->n_in) { fprintf(stderr, "error: --output-dir needs input files\n"); return 1; }
 #ifdef _OPENMP
   omp_set_num_threads(threads);
 #endif
