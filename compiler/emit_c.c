@@ -159,7 +159,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   comment_text(c, o->cmdline);
   fprintf(c, "\n * model sha256: %s\n * nodes: %d, arena: %zu bytes (lower bound %zu), weights: %zu bytes\n */\n",
           o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes);
-  fprintf(c, "#define _GNU_SOURCE\n#include \"%s.h\"\n\n", P);
+  fprintf(c, "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
   pasted done = {{0}, 0};
   int rc = paste_list(c, "tensor,copy", &done, e);
   for (int s = 0; s < lw->n && !rc; s++) {
