@@ -6,9 +6,11 @@
 #include "op.h"
 
 extern const ft_opdesc ft_ops_binary[];
+extern const ft_opdesc ft_ops_shape[], ft_ops_movement[];
 
 static const ft_opdesc *const families[] = {
     ft_ops_binary,
+    ft_ops_shape, ft_ops_movement,
 };
 
 const ft_opdesc *ft_op_find(const char *domain, const char *op_type) {

@@ -9,7 +9,8 @@
 # Tolerance: |actual - expected| <= 1e-4 + 1e-3 * |expected| for floating point, integers exact;
 # a file MODEL_DIR/tolerance holding ftax-compare flags (e.g. "--atol 1e-3 --rtol 1e-2")
 # replaces the default for that model.
-# Exit: 0 pass, otherwise the failing step's exit code, with one line saying why.
+# Exit: 0 pass, 77 skipped (ftaxc exit 3: ops not supported yet; FTAX_E2E_STRICT=1 fails
+# instead), otherwise the failing step's exit code, with one line saying why.
 build=$1; model=$2; set=$3; work=$4
 name=$(basename "$model")_$(basename "$set")
 dir="$work/$name"
@@ -35,6 +36,12 @@ echo "ftaxc $model/model.onnx -o $dir/prog $*" >>"$log"
 rc=$?
 if [ $rc -ne 0 ]; then
   cat "$log"
+  # a model waiting for ops not merged yet is reported skipped (CTest SKIP_RETURN_CODE 77), not
+  # failed, unless FTAX_E2E_STRICT is set
+  if [ $rc -eq 3 ] && [ -z "${FTAX_E2E_STRICT:-}" ]; then
+    echo "$name: skipped: ftaxc does not support this model yet (exit 3; FTAX_E2E_STRICT=1 makes it a failure)"
+    exit 77
+  fi
   echo "$name: ftaxc exit $rc"
   exit $rc
 fi

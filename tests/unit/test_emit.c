@@ -32,7 +32,7 @@ typedef struct emitted { char *c, *h, *w; size_t nc, nh, nw; } emitted;
 /* The whole pipeline in this process, into memory. */
 static emitted emit_in_process(const char *path, const char *name) {
   ft_graph *g = tu_load(path);
-  ft_pins p = {{"batch=3"}, 1, {0}, 0};
+  ft_pins p = {.dims = {"batch=3"}, .n_dims = 1};
   ft_err e = {0};
   ft_lowered lw;
   ft_memplan mp;
@@ -44,7 +44,8 @@ static emitted emit_in_process(const char *path, const char *name) {
   cr_assert_eq(ft_plan_memory(g, &lw, &mp, &e), 0, "%s", e.msg);
   emitted out = {0};
   FILE *c = open_memstream(&out.c, &out.nc), *h = open_memstream(&out.h, &out.nh), *w = open_memstream(&out.w, &out.nw);
-  ft_emit_opts o = {name, "ftaxc m.onnx -o m --dim batch=3", "0123abcd", "m.weights", 0};
+  ft_emit_opts o = {.name = name, .header = "m.h", .cmdline = "ftaxc m.onnx -o m --dim batch=3",
+                    .model_hash = "0123abcd", .weights_file = "m.weights", .embed_weights = 0};
   cr_assert_eq(ft_emit_c(g, &lw, &mp, &o, c, h, w, &e), 0, "%s", e.msg);
   fclose(c);
   fclose(h);

@@ -67,7 +67,7 @@ static ft_graph *plan(Onnx__ModelProto *m, ft_lowered *lw, ft_memplan *mp) {
       if (!strcmp(n->domain, "test") && !strcmp(n->op_type, d->op_type)) n->op = d;
     cr_assert_not_null(n->op, "no op for %s", n->op_type);
   }
-  ft_pins none = {{0}, 0, {0}, 0};
+  ft_pins none = {0};
   ft_err e = {0};
   cr_assert_eq(ft_specialize(g, &none, &e), 0, "%s", e.msg);
   cr_assert_eq(ft_infer(g, 1, &e), 0, "%s", e.msg);

@@ -71,7 +71,7 @@ static const ft_value *input(const ft_graph *g, int i) { return &g->vals[g->inpu
 
 Test(passes, specialize_pins_symbols_everywhere) {
   ft_graph *g = symbolic_model();
-  ft_pins p = {{"batch=2", "seq=17"}, 2, {0}, 0};
+  ft_pins p = {.dims = {"batch=2", "seq=17"}, .n_dims = 2};
   ft_err e = {0};
   cr_assert_eq(ft_specialize(g, &p, &e), 0, "%s", e.msg);
   for (int i = 0; i < 2; i++) {
@@ -86,7 +86,7 @@ Test(passes, specialize_pins_symbols_everywhere) {
 
 Test(passes, specialize_unpinned_symbol_names_input_symbol_and_flag) {
   ft_graph *g = symbolic_model();
-  ft_pins p = {{"batch=1"}, 1, {0}, 0};
+  ft_pins p = {.dims = {"batch=1"}, .n_dims = 1};
   ft_err e = {0};
   int rc = ft_specialize(g, &p, &e);
   cr_assert_eq(rc, FT_EUSAGE, "an unpinned symbol is a usage error, got %d: %s", rc, e.msg);
@@ -105,7 +105,7 @@ Test(passes, specialize_unpinned_symbol_names_input_symbol_and_flag) {
 
 Test(passes, specialize_shape_flag) {
   ft_graph *g = symbolic_model();
-  ft_pins p = {{0}, 0, {"ids=4x9", "mask=4x9", "feat=4x3"}, 3};
+  ft_pins p = {.shapes = {"ids=4x9", "mask=4x9", "feat=4x3"}, .n_shapes = 3};
   ft_err e = {0};
   cr_assert_eq(ft_specialize(g, &p, &e), 0, "%s", e.msg);
   cr_assert_eq(input(g, 0)->t.dims[0], 4);
@@ -117,7 +117,7 @@ Test(passes, specialize_shape_flag) {
   const char *bad[] = {"feat=4x5", "feat=4x3x1", "nosuch=1x2", "ids=4xq"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     g = symbolic_model();
-    ft_pins q = {{"batch=4", "seq=9"}, 2, {bad[i]}, 1};
+    ft_pins q = {.dims = {"batch=4", "seq=9"}, .n_dims = 2, .shapes = {bad[i]}, .n_shapes = 1};
     memset(&e, 0, sizeof e);
     cr_assert_eq(ft_specialize(g, &q, &e), FT_EUSAGE, "--shape %s must be refused", bad[i]);
     cr_assert(strstr(e.msg, bad[i]), "the message quotes the flag: %s", e.msg);
@@ -129,14 +129,14 @@ Test(passes, specialize_bad_dim_flags) {
   const char *bad[] = {"batch", "=3", "batch=-1", "batch=x", "nosuch=3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ft_graph *g = symbolic_model();
-    ft_pins p = {{bad[i], "seq=2"}, 2, {0}, 0};
+    ft_pins p = {.dims = {bad[i], "seq=2"}, .n_dims = 2};
     ft_err e = {0};
     cr_assert_eq(ft_specialize(g, &p, &e), FT_EUSAGE, "--dim %s must be refused", bad[i]);
     ft_graph_free(g);
   }
   /* a symbol that is not in the model: the message lists the ones that are */
   ft_graph *g = symbolic_model();
-  ft_pins p = {{"btach=1"}, 1, {0}, 0};
+  ft_pins p = {.dims = {"btach=1"}, .n_dims = 1};
   ft_err e = {0};
   cr_assert_eq(ft_specialize(g, &p, &e), FT_EUSAGE);
   cr_assert(strstr(e.msg, "'batch'") && strstr(e.msg, "'seq'"), "lists the model's symbols: %s", e.msg);
@@ -155,7 +155,7 @@ Test(passes, specialize_input_without_shape) {
   ft_graph_free(g);
 
   g = tu_roundtrip(tb_model(gp, 13), dir, "m.onnx");
-  ft_pins p = {{0}, 0, {"x=2x5"}, 1};
+  ft_pins p = {.shapes = {"x=2x5"}, .n_shapes = 1};
   memset(&e, 0, sizeof e);
   cr_assert_eq(ft_specialize(g, &p, &e), 0, "%s", e.msg);
   cr_assert_eq(input(g, 0)->t.rank, 2);
@@ -182,7 +182,7 @@ Test(passes, infer_broadcast_shapes_and_dtypes) {
   tb_add_output(gp, tb_value("s", FT_FLOAT, NULL));
   tb_add_output(gp, tb_value("m", FT_BOOL, NULL));
   ft_graph *g = tu_roundtrip(tb_model(gp, 13), dir, "m.onnx");
-  ft_pins p = {{"batch=3"}, 1, {0}, 0};
+  ft_pins p = {.dims = {"batch=3"}, .n_dims = 1};
   front_end(g, &p, 1);
   const ft_value *s = &g->vals[ft_value_find(g, "s")], *m = &g->vals[ft_value_find(g, "m")];
   cr_assert_eq(s->t.dtype, FT_FLOAT);
@@ -269,7 +269,7 @@ Test(passes, infer_folds_shape_chains_completely) {
   tb_add_node(gp, tb_node("Mul", "post", "flat,w", "y"));
   tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
   ft_graph *g = tu_roundtrip(tb_model(gp, 13), dir, "chain.onnx");
-  ft_pins p = {{"batch=3"}, 1, {0}, 0};
+  ft_pins p = {.dims = {"batch=3"}, .n_dims = 1};
   front_end(g, &p, 1);
   ft_err e = {0};
   cr_assert_eq(ft_simplify(g, &e), 0);
