@@ -3,6 +3,7 @@
 #
 #   conformance.sh --build BUILD_DIR [--tests DIR] [--work DIR] [--report FILE] [--floor FILE]
 #                  [--jobs N] [--timeout S] [--filter GLOB] [--update-floor]
+# (--jobs defaults to $FTAX_CONFORMANCE_JOBS, else 2)
 #
 # Runs tests/conformance/run_node_test.sh on every DIR/test_*/ (N at a time), writes the coverage
 # table FILE (default docs/conformance.md: counts, per-op summary, every test's result), and exits
@@ -44,7 +45,7 @@ fi
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
 build=""; tests=/usr/share/libonnx-testdata/data/node; work=""; report=$src/docs/conformance.md
-floor_file=$here/floor.txt; jobs=2; limit=120; filter=""; update=0
+floor_file=$here/floor.txt; jobs=${FTAX_CONFORMANCE_JOBS:-2}; limit=120; filter=""; update=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift ;;
@@ -91,6 +92,19 @@ if [ $fail -gt 0 ]; then
 fi
 echo "conformance: $pass pass, $unsup unsupported, $fail fail of $total node tests in ${elapsed} s (floor $floor)"
 if [ -n "$filter" ]; then exit 0; fi
+
+if [ $update -eq 1 ]; then
+  if [ "$pass" -gt "$floor" ]; then
+    {
+      grep '^#' "$floor_file" 2>/dev/null
+      echo "$pass"
+    } >"$floor_file.tmp" && mv "$floor_file.tmp" "$floor_file"
+    echo "floor raised from $floor to $pass in $floor_file"
+    floor=$pass
+  else
+    echo "floor stays at $floor ($pass pass)"
+  fi
+fi
 
 # ---- the coverage table -------------------------------------------------------------------
 version=$(dpkg-query -W -f '${Version}' libonnx-testdata 2>/dev/null || echo unknown)
@@ -151,18 +165,6 @@ mkdir -p "$(dirname "$report")"
 } >"$report.tmp" && mv "$report.tmp" "$report"
 echo "wrote $report"
 
-if [ $update -eq 1 ]; then
-  if [ "$pass" -gt "$floor" ]; then
-    {
-      grep '^#' "$floor_file" 2>/dev/null
-      echo "$pass"
-    } >"$floor_file.tmp" && mv "$floor_file.tmp" "$floor_file"
-    echo "floor raised from $floor to $pass in $floor_file"
-    floor=$pass
-  else
-    echo "floor stays at $floor ($pass pass)"
-  fi
-fi
 if [ "$pass" -lt "$floor" ]; then
   echo "FAIL: $pass node tests pass, below the floor of $floor ($floor_file)"
   exit 1
