@@ -16,8 +16,22 @@ typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
       {FT_UINT32, "ft_" #op "_u32", ft_##op##_u32}, {FT_UINT64, "ft_" #op "_u64", ft_##op##_u64}, \
       {0, 0, 0}};
 TABLE(add) TABLE(sub) TABLE(mul) TABLE(div) TABLE(max2) TABLE(min2) TABLE(pow) TABLE(mod)
-TABLE(equal) TABLE(less) TABLE(greater) TABLE(less_equal) TABLE(greater_equal)
+TABLE(equal) TABLE(less) TABLE(greater) TABLE(less_equal) TABLE(greater_equal) TABLE(fmod)
 #undef TABLE
+#define TABLE_INT(op, signed_too)                                                                \
+  static const kentry op##_k[] = {                                                             \
+      {FT_UINT8, "ft_" #op "_u8", ft_##op##_u8},    {FT_UINT16, "ft_" #op "_u16", ft_##op##_u16}, \
+      {FT_UINT32, "ft_" #op "_u32", ft_##op##_u32}, {FT_UINT64, "ft_" #op "_u64", ft_##op##_u64}, \
+      signed_too(op) {0, 0, 0}};
+#define SIGNED(op)                                                                             \
+  {FT_INT8, "ft_" #op "_i8", ft_##op##_i8},     {FT_INT16, "ft_" #op "_i16", ft_##op##_i16},       \
+  {FT_INT32, "ft_" #op "_i32", ft_##op##_i32},  {FT_INT64, "ft_" #op "_i64", ft_##op##_i64},
+#define UNSIGNED_ONLY(op)
+TABLE_INT(shl, UNSIGNED_ONLY) TABLE_INT(shr, UNSIGNED_ONLY)
+TABLE_INT(bitwise_and, SIGNED) TABLE_INT(bitwise_or, SIGNED) TABLE_INT(bitwise_xor, SIGNED)
+#undef TABLE_INT
+#undef SIGNED
+#undef UNSIGNED_ONLY
 
 static const kentry pow_f32_k[] = {
     {FT_FLOAT, "ft_pow_f32_f32", ft_pow_f32_f32}, {FT_DOUBLE, "ft_pow_f32_f64", ft_pow_f32_f64},
@@ -38,6 +52,8 @@ static const struct binop {
     {"Equal", equal_k, 1}, {"Less", less_k, 1},      {"Greater", greater_k, 1},
     {"LessOrEqual", less_equal_k, 1}, {"GreaterOrEqual", greater_equal_k, 1},
     {"And", and_k, 1},   {"Or", or_k, 1},            {"Xor", xor_k, 1},
+    {"BitShift", shl_k, 0}, {"BitwiseAnd", bitwise_and_k, 0}, {"BitwiseOr", bitwise_or_k, 0},
+    {"BitwiseXor", bitwise_xor_k, 0},
 };
 
 static const struct binop *find_binop(const char *op) {
@@ -65,7 +81,17 @@ static int binary_plan(ft_opctx *c, ft_kcall *k) {
   const kentry *table = b->k;
   int dt = c->in[0]->dtype;
   if (!strcmp(b->op, "Pow") && dt == FT_FLOAT) { table = pow_f32_k; dt = c->in[1]->dtype; }
-  if (!strcmp(b->op, "Equal") && dt == FT_BOOL) { k->kernel = "ft_equal_bool"; k->fn = ft_equal_bool; }
+  if (!strcmp(b->op, "Mod") && ft_attr_int(c->node, "fmod", 0)) table = fmod_k;
+  if (!strcmp(b->op, "BitShift")) {
+    const char *dir = ft_attr_str(c->node, "direction", "");
+    if (!strcmp(dir, "RIGHT")) table = shr_k;
+    else if (strcmp(dir, "LEFT"))
+      return ft_infer_fail(c, FT_EINVALID, "direction='%s' is not 'LEFT' or 'RIGHT'", dir);
+  }
+  if (!strcmp(b->op, "Mod") && dt == FT_FLOAT16) {
+    if (table == fmod_k) FT_K(k, ft_fmod_f16);
+    else FT_K(k, ft_mod_f16);
+  } else if (!strcmp(b->op, "Equal") && dt == FT_BOOL) { k->kernel = "ft_equal_bool"; k->fn = ft_equal_bool; }
   else {
     k->fn = NULL;
     for (const kentry *e = table; e->name; e++)
@@ -82,4 +108,5 @@ static int binary_plan(ft_opctx *c, ft_kcall *k) {
 const ft_opdesc ft_ops_binary[] = {
     BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Pow"), BIN("Mod"),
     BIN("Equal"), BIN("Less"), BIN("Greater"), BIN("LessOrEqual"), BIN("GreaterOrEqual"),
-    BIN("And"), BIN("Or"), BIN("Xor"), {0}};
+    BIN("And"), BIN("Or"), BIN("Xor"), BIN("BitShift"), BIN("BitwiseAnd"), BIN("BitwiseOr"),
+    BIN("BitwiseXor"), {0}};

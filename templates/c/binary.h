@@ -56,6 +56,7 @@
   X(u8, uint8_t) X(u16, uint16_t) X(u32, uint32_t) X(u64, uint64_t)
 
 static inline int64_t ft_floor_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
+/* Mod with fmod=0: the remainder takes the divisor's sign, as Python's % does. */
 static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
 
 #define FT_ARITH(sfx, T)                                                                         \
@@ -66,7 +67,6 @@ static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); r
   FT_BINARY_KERNEL(ft_max2_##sfx, T, T, x > z || x != x ? x : z)                                 \
   FT_BINARY_KERNEL(ft_min2_##sfx, T, T, x < z || x != x ? x : z)                                 \
   FT_BINARY_KERNEL(ft_pow_##sfx, T, T, pow((double)x, (double)z))                                \
-  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, ((T)0.5 != 0) ? fmod((double)x, (double)z) : ft_fmod_sign((double)x, (double)z)) \
   FT_BINARY_KERNEL(ft_equal_##sfx, T, uint8_t, x == z)                                           \
   FT_BINARY_KERNEL(ft_less_##sfx, T, uint8_t, x < z)                                             \
   FT_BINARY_KERNEL(ft_greater_##sfx, T, uint8_t, x > z)                                          \
@@ -74,6 +74,51 @@ static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); r
   FT_BINARY_KERNEL(ft_greater_equal_##sfx, T, uint8_t, x >= z)
 FT_NUMERIC_TYPES(FT_ARITH)
 #undef FT_ARITH
+
+/* Mod. ft_mod_*: fmod=0, the remainder has the divisor's sign; ft_fmod_*: fmod=1, the dividend's
+ * sign (C's % and fmod). Integer division by zero gives 0 instead of trapping, and so does
+ * x % -1 (whose quotient can overflow). */
+#define FT_MOD_SIGNED(sfx, T)                                                                    \
+  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, (z == 0 || z == -1) ? 0 : x % z)                         \
+  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, (z == 0 || z == -1) ? 0 : ((x % z != 0 && ((x % z < 0) != (z < 0))) ? x % z + z : x % z))
+#define FT_MOD_UNSIGNED(sfx, T)                                                                  \
+  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, z == 0 ? 0 : x % z)                                      \
+  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, z == 0 ? 0 : x % z)
+#define FT_MOD_FLOAT(sfx, T)                                                                     \
+  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, fmod(x, z))                                              \
+  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, ft_fmod_sign(x, z))
+FT_MOD_FLOAT(f32, float) FT_MOD_FLOAT(f64, double)
+FT_MOD_SIGNED(i8, int8_t) FT_MOD_SIGNED(i16, int16_t) FT_MOD_SIGNED(i32, int32_t) FT_MOD_SIGNED(i64, int64_t)
+FT_MOD_UNSIGNED(u8, uint8_t) FT_MOD_UNSIGNED(u16, uint16_t) FT_MOD_UNSIGNED(u32, uint32_t) FT_MOD_UNSIGNED(u64, uint64_t)
+/* float16 through float: the remainder is exact, so rounding back loses nothing */
+FT_BINARY_KERNEL(ft_fmod_f16, uint16_t, uint16_t, ft_float_to_half(fmodf(ft_half_to_float(x), ft_half_to_float(z))))
+FT_BINARY_KERNEL(ft_mod_f16, uint16_t, uint16_t, ft_float_to_half((float)ft_fmod_sign(ft_half_to_float(x), ft_half_to_float(z))))
+#undef FT_MOD_SIGNED
+#undef FT_MOD_UNSIGNED
+#undef FT_MOD_FLOAT
+
+/* BitShift (unsigned types) and the bitwise ops. A shift by the type's width or more gives 0,
+ * where C would be undefined. */
+#define FT_BITS(sfx, T)                                                                          \
+  FT_BINARY_KERNEL(ft_shl_##sfx, T, T, z >= (T)(8 * sizeof(T)) ? 0 : x << z)                     \
+  FT_BINARY_KERNEL(ft_shr_##sfx, T, T, z >= (T)(8 * sizeof(T)) ? 0 : x >> z)                     \
+  FT_BINARY_KERNEL(ft_bitwise_and_##sfx, T, T, x & z)                                            \
+  FT_BINARY_KERNEL(ft_bitwise_or_##sfx, T, T, x | z)                                             \
+  FT_BINARY_KERNEL(ft_bitwise_xor_##sfx, T, T, x ^ z)
+FT_BITS(u8, uint8_t) FT_BITS(u16, uint16_t) FT_BITS(u32, uint32_t) FT_BITS(u64, uint64_t)
+#undef FT_BITS
+#define FT_BITWISE(sfx, T)                                                                       \
+  FT_BINARY_KERNEL(ft_bitwise_and_##sfx, T, T, x & z)                                            \
+  FT_BINARY_KERNEL(ft_bitwise_or_##sfx, T, T, x | z)                                             \
+  FT_BINARY_KERNEL(ft_bitwise_xor_##sfx, T, T, x ^ z)
+FT_BITWISE(i8, int8_t) FT_BITWISE(i16, int16_t) FT_BITWISE(i32, int32_t) FT_BITWISE(i64, int64_t)
+#undef FT_BITWISE
+
+/* PRelu: x where x >= 0, slope * x below; the slope (z) broadcasts. */
+FT_BINARY_KERNEL(ft_prelu_f32, float, float, x < 0 ? z * x : x)
+FT_BINARY_KERNEL(ft_prelu_f64, double, double, x < 0 ? z * x : x)
+FT_BINARY_KERNEL(ft_prelu_i32, int32_t, int32_t, x < 0 ? z * x : x)
+FT_BINARY_KERNEL(ft_prelu_i64, int64_t, int64_t, x < 0 ? z * x : x)
 
 /* Pow with a float base and an exponent of another type is common in exports (x ** 2). */
 #define FT_POW_FLOAT(sfx, TB) \

@@ -1,0 +1,74 @@
+/* Softmax, LogSoftmax, Hardmax. Kernels: templates/c/softmax.h.
+ *
+ * Before opset 13 the input is coerced to 2-D at `axis` (default 1) and the op works on whole
+ * rows of the flattened tensor; from 13 on it works along the single dimension `axis`
+ * (default -1). Both come down to [outer, n, inner] for the kernel. */
+#include <string.h>
+
+#include "op.h"
+#include "softmax.h"
+
+typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
+#define K(dt, fn) {dt, #fn, fn}
+static const kentry softmax_k[] = {K(FT_FLOAT, ft_softmax_f32), K(FT_DOUBLE, ft_softmax_f64), {0, 0, 0}};
+static const kentry log_softmax_k[] = {K(FT_FLOAT, ft_log_softmax_f32), K(FT_DOUBLE, ft_log_softmax_f64), {0, 0, 0}};
+static const kentry hardmax_k[] = {K(FT_FLOAT, ft_hardmax_f32), K(FT_DOUBLE, ft_hardmax_f64), {0, 0, 0}};
+
+static const kentry *find_kernel(ft_opctx *c) {
+  const char *op = c->node->op_type;
+  const kentry *e = !strcmp(op, "Softmax") ? softmax_k : !strcmp(op, "LogSoftmax") ? log_softmax_k : hardmax_k;
+  for (; e->name; e++)
+    if (e->dtype == c->in[0]->dtype) return e;
+  ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s", op, ft_dtype_name(c->in[0]->dtype));
+  return NULL;
+}
+
+/* [outer, n, inner] for the op's axis semantics. */
+static int layout(ft_opctx *c, int64_t *outer, int64_t *n, int64_t *inner) {
+  const ft_tensor *x = c->in[0];
+  int old = c->opset < 13, axis;
+  int rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", old ? 1 : -1), x->rank, &axis);
+  if (rc) return rc;
+  *outer = *n = *inner = 1;
+  for (int d = 0; d < axis; d++) *outer *= x->dims[d];
+  if (old) { /* one row per outer index: everything from axis on */
+    for (int d = axis; d < x->rank; d++) *n *= x->dims[d];
+  } else {
+    if (x->rank) *n = x->dims[axis];
+    for (int d = axis + 1; d < x->rank; d++) *inner *= x->dims[d];
+  }
+  return 0;
+}
+
+static int softmax_infer(ft_opctx *c) {
+  if (c->n_in < 1 || !c->in[0]) return ft_infer_fail(c, FT_EINVALID, "needs an input");
+  if (!find_kernel(c)) return c->err->code;
+  int64_t outer, n, inner;
+  int rc = layout(c, &outer, &n, &inner);
+  if (rc) return rc;
+  ft_copy_shape(c->out[0], c->in[0]);
+  c->out[0]->dtype = c->in[0]->dtype;
+  return 0;
+}
+
+static int softmax_plan(ft_opctx *c, ft_kcall *k) {
+  const kentry *e = find_kernel(c);
+  if (!e) return c->err->code;
+  int64_t outer, n, inner;
+  int rc = layout(c, &outer, &n, &inner);
+  if (rc) return rc;
+  k->kernel = e->name;
+  k->fn = e->fn;
+  k->p[0] = outer;
+  k->p[1] = n;
+  k->p[2] = inner;
+  k->np = 3;
+  size_t es = ft_dtype_size(c->in[0]->dtype);
+  if (!strcmp(c->node->op_type, "Hardmax")) k->scratch = (size_t)inner * (8 + es);
+  else if (inner > 1) k->scratch = (size_t)inner * 2 * es;
+  else if (!strcmp(c->node->op_type, "LogSoftmax")) k->scratch = (size_t)n * es;
+  return 0;
+}
+
+#define SM(name) {name, "", softmax_infer, softmax_plan, "softmax", FT_OP_INPLACE}
+const ft_opdesc ft_ops_softmax[] = {SM("Softmax"), SM("LogSoftmax"), SM("Hardmax"), {0}};

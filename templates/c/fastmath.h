@@ -1,0 +1,129 @@
+/* Float32 exp, log, tanh, erf and friends written to vectorize.
+ *
+ * libm's expf/erff/tanhf are scalar calls: a loop that calls them per element cannot vectorize
+ * (glibc's vector variants need -ffast-math), and GELU's erf or softmax's exp sit in the hot
+ * loops of transformer models. These are branchless (selects only) inline functions, accurate to
+ * a few float ulps (relative error below 1e-6 over the whole float range, checked against libm by
+ * tests/unit/check_fastmath.c). Polynomial coefficients are least-squares fits in double on
+ * Chebyshev nodes, weighted for relative error, then rounded to float.
+ *
+ * Special values follow C: exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(<0) = NaN, and NaN
+ * goes through every function as NaN. */
+#ifndef FT_FASTMATH_H
+#define FT_FASTMATH_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline float ft_f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t ft_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* e^x = 2^n * e^r with n = round(x / ln 2) and |r| <= ln2 / 2. 2^n is built from the exponent
+ * bits in two halves so that n from -151 to 129 (subnormal results, overflow to inf) needs no
+ * branch. */
+static inline float ft_expf(float x) {
+  const float log2e = 1.44269504088896341f;
+  const float ln2_hi = 0.693359375f;           /* 9 significant bits: n * ln2_hi is exact */
+  const float ln2_lo = -2.12194440e-4f;        /* ln 2 - ln2_hi */
+  const float round_magic = 12582912.0f;       /* 1.5 * 2^23: adding it rounds to an integer */
+  float xc = x != x ? 0.0f : x;
+  xc = xc > 89.0f ? 89.0f : xc;
+  xc = xc < -104.0f ? -104.0f : xc;
+  float nf = (xc * log2e + round_magic) - round_magic;
+  float r = (xc - nf * ln2_hi) - nf * ln2_lo;
+  /* e^r = 1 + r + r^2 * q(r), q fitted on [-ln2/2, ln2/2] (relative error 4e-9) */
+  float q = 0.49999988595112443f +
+            r * (0.1666651845998034f + r * (0.041669533109269324f +
+                                            r * (0.008368916341366783f + r * 0.0013751407893437366f)));
+  float er = 1.0f + r + r * r * q;
+  int32_t n = (int32_t)nf, n1 = n / 2, n2 = n - n1;
+  float s1 = ft_f32_from_bits((uint32_t)(n1 + 127) << 23);
+  float s2 = ft_f32_from_bits((uint32_t)(n2 + 127) << 23);
+  float y = er * s1 * s2;
+  return x != x ? x : y;
+}
+
+/* log x = e ln2 + log m, with x = m 2^e and m in [sqrt(1/2), sqrt(2)); log(1 + f) for
+ * f = m - 1 is f - f^2/2 + f^3 * q(f), q fitted on that interval (relative error 7e-9). */
+static inline float ft_logf(float x) {
+  const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+  /* subnormal (or <= 0, handled below): scale into range. The product is computed before the
+   * select: a multiply under a condition would keep the loop from vectorizing (trapping math). */
+  int sub = x < 1.17549435e-38f;
+  float x_scaled = x * 8388608.0f;
+  float xs = sub ? x_scaled : x;
+  int32_t u = (int32_t)ft_f32_bits(xs) + (0x3f800000 - 0x3f3504f3);
+  float e = (float)((u >> 23) - 127 - (sub ? 23 : 0));
+  float m = ft_f32_from_bits((uint32_t)(u & 0x007fffff) + 0x3f3504f3u);
+  float f = m - 1.0f;
+  float q = 0.33333354047279495f +
+            f * (-0.2500085194354478f +
+                 f * (0.1999982657295515f +
+                      f * (-0.16621369910188755f +
+                           f * (0.14227114035737595f +
+                                f * (-0.1320210420916435f + f * (0.1262032749033705f + f * -0.07362867872842839f))))));
+  float y = f - 0.5f * f * f + f * f * f * q;
+  y = y + e * ln2_lo + e * ln2_hi;
+  /* special inputs give a finite y above; adding inf or NaN fixes them. (A select between y and
+   * a constant would let the compiler compute y in a branch only, and the loop stays scalar.) */
+  float special = x == 0.0f ? -INFINITY : (x == INFINITY ? INFINITY : NAN);
+  return y + ((x > 0.0f && x < INFINITY) ? 0.0f : special);
+}
+
+/* log(1 + u), accurate for small u: the rounding of 1 + u is undone by u / ((1 + u) - 1). */
+static inline float ft_log1pf(float u) {
+  float w = 1.0f + u;
+  float d = w - 1.0f;
+  float ratio = u / (d == 0.0f ? 1.0f : d);
+  /* where 1 + u rounds to 1, log(w) is exactly 0 and the sum gives u */
+  return ft_logf(w) * ratio + (d == 0.0f ? u : 0.0f);
+}
+
+/* tanh: x + x^3 p(x^2) below 0.625 (relative error 5e-9), 1 - 2 / (e^{2|x|} + 1) above. */
+static inline float ft_tanhf(float x) {
+  float a = fabsf(x), u = x * x;
+  float p = -0.3333328521956452f +
+            u * (0.13331512665017015f +
+                 u * (-0.05374465790194183f + u * (0.02065312451905413f + u * -0.005718962564358283f)));
+  float small = x + x * u * p;
+  float e = ft_expf(2.0f * (a < 10.0f ? a : 10.0f));
+  float big = copysignf(1.0f - 2.0f / (e + 1.0f), x);
+  big = x != x ? x : big;
+  return a < 0.625f ? small : big;
+}
+
+/* erf: x p(x^2) below 1 (relative error 1.4e-9); above, 1 - e^{-x^2} q(t) with
+ * t = 1 / (1 + x/2) and q fitted to erfc(x) e^{x^2} on [0.9, 4] (error 2e-10 in erf); erf is 1 in
+ * float beyond 3.92. */
+static inline float ft_erff(float x) {
+  float a = fabsf(x), u = x * x;
+  float p = 1.1283791664923075f +
+            u * (-0.37612628789755564f +
+                 u * (0.11283611987865677f +
+                      u * (-0.02685479325223633f +
+                           u * (0.005190027948441089f + u * (-0.0008024148467428022f + u * 7.897576470000667e-05f)))));
+  float small = x * p;
+  float ac = a < 4.0f ? a : 4.0f;
+  float t = 1.0f / (1.0f + 0.5f * ac);
+  float q = 0.0017092941721442475f +
+            t * (0.2606914960767783f +
+                 t * (0.3933463947366538f +
+                      t * (-0.05845852172923269f + t * (0.6314873342528916f + t * -0.22901128041999239f))));
+  float big = copysignf(1.0f - ft_expf(-ac * ac) * q, x);
+  return a < 1.0f ? small : (x != x ? x : big);
+}
+
+static inline float ft_sigmoidf(float x) { return 1.0f / (1.0f + ft_expf(-x)); }
+
+/* softplus = log(1 + e^x) = max(x, 0) + log1p(e^-|x|), which never overflows. */
+static inline float ft_softplusf(float x) {
+  return (x > 0.0f ? x : 0.0f) + ft_log1pf(ft_expf(-fabsf(x))); /* NaN in, NaN out */
+}
+
+static inline double ft_softplus(double x) {
+  double y = (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
+  return x != x ? x : y;
+}
+
+#endif
