@@ -6,9 +6,11 @@
 #include "op.h"
 
 extern const ft_opdesc ft_ops_binary[];
+extern const ft_opdesc ft_ops_matmul[], ft_ops_conv[], ft_ops_pool[];
 
 static const ft_opdesc *const families[] = {
     ft_ops_binary,
+    ft_ops_matmul, ft_ops_conv, ft_ops_pool,
 };
 
 const ft_opdesc *ft_op_find(const char *domain, const char *op_type) {
