@@ -88,6 +88,7 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
     if (win.k[i] != 1 || win.s[i] != 1 || win.pb[i] || win.pe[i]) pointwise = 0;
   if (G == C && CO == C && nk <= 2) p[FT_CV_MODE] = FT_CV_DEPTHWISE;
   else if (pointwise) p[FT_CV_MODE] = FT_CV_POINTWISE;
+  else if (nk <= 2 && win.s[0] == 1 && win.s[nk - 1] == 1) p[FT_CV_MODE] = FT_CV_SHIFTED;
   else p[FT_CV_MODE] = FT_CV_IM2COL;
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   p[FT_CV_CHUNK] = chunk_cols(ft_conv_kg(p), S_out);

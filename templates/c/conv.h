@@ -4,7 +4,10 @@
  * [C_in/g*kernel, spatial], so it lands in NCHW directly. The im2col matrix is written straight
  * into the GEMM core's packed panel layout, a chunk of columns at a time so the chunk stays in
  * L2 while every weight row block passes over it. A 1x1 stride-1 unpadded conv reads its input
- * as the B matrix as it is. Depthwise convs (group == C_in == C_out) run a direct loop instead:
+ * as the B matrix as it is. A stride-1 2-D conv needs no im2col either: computed over the
+ * zero-padded input's full width (the extra columns are dropped when C is stored), the tap
+ * (kh, kw) of every output column reads the padded input at one fixed offset, so row (ci, kh,
+ * kw) of B is the padded input shifted (ft_gemm_op.b_rowoff). Depthwise convs (group == C_in == C_out) run a direct loop instead:
  * a GEMM with one input channel per group has nothing to reuse.
  *
  * Weights are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). */
@@ -31,7 +34,7 @@ enum {
   FT_CV_P = FT_CV_IN + 15,
   FT_CV_NP = FT_CV_IN + 18
 };
-enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2 };
+enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
 
 /* Weight matrix of one group: rows C_out/g, columns C_in/g * kernel volume. */
 static inline int64_t ft_conv_kg(const int64_t *p) {
@@ -97,52 +100,205 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   }
 }
 
-/* Depthwise 1-D/2-D conv, one plane (n, c) at a time: each kernel tap is a pass over an output
- * row, which the compiler vectorizes along the row (stride 1 and 2 get their own loops). */
-static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
-                              float *Y, const ft_gemm_epi *e) {
+/* Depthwise 1-D/2-D conv (group == C_in == C_out), one plane (n, c) at a time.
+ *
+ * A band of output rows is computed at once over the zero-padded input, copied into a buffer
+ * on the stack. With stride s the padded band is stored as s*s phase planes (rows and columns
+ * split by their remainder mod s), so that for every stride each kernel tap reads its phase
+ * plane at one fixed offset: the outputs are computed over the phase width, flattened, 32 at a
+ * time in two vector accumulators, with no bounds checks and no per-row overhead (small planes
+ * such as 7x7 run as fast as large ones). The few columns past the output width are dropped
+ * when the band is copied out. Rows too wide for the buffer take the plain per-tap loop. */
+#define FT_DW_BUF 8192 /* floats in each of the two stack buffers */
+#define FT_DW_MAXTAPS 64
+
+/* The plain loop: each tap is a pass over the output row (any size). */
+static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float *w, float b0,
+                                  float *y) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
-  int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IH = in[1], IW = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
   int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = pb[1], pw = pb[2];
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *restrict yr = y + oh * OW;
+    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = b0;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh + kh * dh - ph;
+      if (ih < 0 || ih >= IH) continue;
+      const float *restrict xr = x + ih * IW;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t off = kw * dw - pw;
+        int64_t lo_ = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        int64_t hi_ = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1;
+        if (hi_ > OW) hi_ = OW;
+        float wv = w[kh * KW + kw];
+        for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xr[ow * sw + off];
+      }
+    }
+  }
+}
+
+/* Band geometry, computed once per call (no divisions in the per-plane loops): padded width
+ * Wp, phase width Wq, output rows per band (0 when not even one row fits), and per tap its
+ * phase plane and row/column offset inside it; per column phase b, the phase columns [j0, j1)
+ * that come from the input. */
+#define FT_DW_MAXS 4
+typedef struct ft_dw_geo {
+  int64_t s, Wp, Wq, rows;
+  int64_t tap_ph[FT_DW_MAXTAPS], tap_r[FT_DW_MAXTAPS], tap_c[FT_DW_MAXTAPS];
+  int64_t j0[FT_DW_MAXS], j1[FT_DW_MAXS];
+} ft_dw_geo;
+
+static inline int64_t ft_dw_band_floats(const int64_t *p, const ft_dw_geo *g, int64_t rows) {
+  int64_t Hp = (rows - 1) * g->s + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1, Hq = (Hp + g->s - 1) / g->s;
+  return g->s * g->s * Hq * g->Wq + g->Wq + 32; /* the tail absorbs the last vector's overrun */
+}
+
+static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
+  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], IW = p[FT_CV_IN + 2], pw = p[FT_CV_P + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], s = p[FT_CV_S + 2];
+  memset(g, 0, sizeof *g);
+  g->s = s;
+  g->Wp = (OW - 1) * s + (KW - 1) * p[FT_CV_D + 2] + 1;
+  g->Wq = (g->Wp + s - 1) / s;
+  if (p[FT_CV_S + 1] != s || s > FT_DW_MAXS || KH * KW > FT_DW_MAXTAPS) return;
+  for (int64_t t = 0; t < KH * KW; t++) {
+    int64_t rh = t / KW * p[FT_CV_D + 1], rw = t % KW * p[FT_CV_D + 2];
+    g->tap_ph[t] = (rh % s) * s + rw % s;
+    g->tap_r[t] = rh / s;
+    g->tap_c[t] = rw / s;
+  }
+  for (int64_t b = 0; b < s; b++) { /* phase column j is input column j*s + b - pw */
+    int64_t j0 = pw - b <= 0 ? 0 : (pw - b + s - 1) / s, j1 = (IW + pw - b + s - 1) / s;
+    if (j1 > g->Wq) j1 = g->Wq;
+    if (j0 > j1) j0 = j1;
+    g->j0[b] = j0;
+    g->j1[b] = j1;
+  }
+  for (int64_t r = OH; r >= 1; r = r > 8 ? r * 3 / 4 : r - 1)
+    if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
+}
+
+static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
+                                   const float *w, float b0, float *y) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
+  int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
+  float xp[FT_DW_BUF] __attribute__((aligned(64))), ext[FT_DW_BUF] __attribute__((aligned(64)));
+  int64_t off[FT_DW_MAXTAPS];
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += g->rows) {
+    int64_t R = OH - oh0 < g->rows ? OH - oh0 : g->rows;
+    int64_t Hp = (R - 1) * s + (KH - 1) * dh + 1, Hq = (Hp + s - 1) / s;
+    int64_t len = ft_dw_band_floats(p, g, R), next = R * Wq;
+    for (int64_t h = 0, hq = 0, hr = 0; h < Hq * s; h++) { /* h = hq*s + hr: input row oh0*s + h - ph */
+      int64_t ih = oh0 * s + h - ph;
+      int inside = h < Hp && ih >= 0 && ih < IH;
+      const float *src = x + ih * IW - pw;
+      for (int64_t b = 0; b < s; b++) {
+        float *dst = xp + ((hr * s + b) * Hq + hq) * Wq;
+        int64_t j = 0, j0 = inside ? g->j0[b] : 0, j1 = inside ? g->j1[b] : 0;
+        for (; j < j0; j++) dst[j] = 0;
+        if (s == 1) for (; j < j1; j++) dst[j] = src[j];
+        else if (s == 2) for (const float *sb = src + b; j < j1; j++) dst[j] = sb[2 * j];
+        else for (; j < j1; j++) dst[j] = src[j * s + b];
+        for (; j < Wq; j++) dst[j] = 0;
+      }
+      if (++hr == s) { hr = 0; hq++; }
+    }
+    for (int64_t i = s * s * Hq * Wq; i < len; i++) xp[i] = 0;
+    for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
+    int64_t n = 0;
+    for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
+      ft_v16f a[8];
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
+      for (int64_t t = 0; t < T; t++) {
+        const float *q = xp + n + off[t];
+        float wt = w[t];
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
+      }
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
+    }
+    for (; n + 32 <= next; n += 32) {
+      ft_v16f a0 = (ft_v16f){0} + b0, a1 = a0;
+      for (int64_t t = 0; t < T; t++) {
+        a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+        a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
+      }
+      *(ft_v16u *)(ext + n) = a0;
+      *(ft_v16u *)(ext + n + 16) = a1;
+    }
+    for (; n < next; n += 16) {
+      ft_v16f a0 = (ft_v16f){0} + b0;
+      for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+      *(ft_v16u *)(ext + n) = a0;
+    }
+    for (int64_t r = 0; r < R; r++) memcpy(y + (oh0 + r) * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+  }
+}
+
+static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
+                              float *Y, const ft_gemm_epi *e) {
+  int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
+  int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  ft_dw_geo geo;
+  ft_dw_geometry(p, &geo);
   int act = e->act;
   float lo = e->lo, hi = e->hi;
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
-    const float *x = X + pl * IH * IW, *w = W + c * KH * KW;
+    const float *x = X + pl * IHW, *w = W + c * KH * KW;
     float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
-    for (int64_t oh = 0; oh < OH; oh++) {
-      float *restrict yr = y + oh * OW;
-      for (int64_t ow = 0; ow < OW; ow++) yr[ow] = b0;
-      for (int64_t kh = 0; kh < KH; kh++) {
-        int64_t ih = oh * sh + kh * dh - ph;
-        if (ih < 0 || ih >= IH) continue;
-        const float *restrict xr = x + ih * IW;
-        for (int64_t kw = 0; kw < KW; kw++) {
-          int64_t off = kw * dw - pw;
-          int64_t lo_ = off >= 0 ? 0 : (-off + sw - 1) / sw;
-          int64_t hi_ = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1;
-          if (hi_ > OW) hi_ = OW;
-          float wv = w[kh * KW + kw];
-          const float *restrict xs = xr + off;
-          if (sw == 1) for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xs[ow];
-          else if (sw == 2) for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xs[2 * ow];
-          else for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xs[ow * sw];
-        }
-      }
-      if (act == FT_ACT_RELU) for (int64_t ow = 0; ow < OW; ow++) yr[ow] = yr[ow] > 0 ? yr[ow] : 0;
-      else if (act == FT_ACT_CLIP)
-        for (int64_t ow = 0; ow < OW; ow++) yr[ow] = yr[ow] < lo ? lo : (yr[ow] > hi ? hi : yr[ow]);
-    }
+    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y);
+    else ft_conv_dw_plane_taps(p, x, w, b0, y);
+    if (act == FT_ACT_RELU) for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] > 0 ? y[i] : 0;
+    else if (act == FT_ACT_CLIP)
+      for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
   }
 }
 
-/* Scratch: one im2col chunk (none for pointwise and depthwise). */
+/* Shifted mode: the padded input of one group is [C_in/g, Hp, Wp] plus a zero tail that the
+ * last taps of the widest rows read past the end. */
+static inline int64_t ft_conv_padded_floats(const int64_t *p) {
+  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
+  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  int64_t n = p[FT_CV_C] / p[FT_CV_G] * Hp * Wp + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  return (n + 15) / 16 * 16;
+}
+
+/* Scratch: one im2col chunk, or the padded input and B's row offsets (shifted mode). */
 static inline size_t ft_conv_scratch(const int64_t *p) {
-  if (p[FT_CV_MODE] != FT_CV_IM2COL) return 0;
-  return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
+  if (p[FT_CV_MODE] == FT_CV_IM2COL) return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
+  if (p[FT_CV_MODE] == FT_CV_SHIFTED)
+    return sizeof(float) * (size_t)ft_conv_padded_floats(p) + sizeof(int64_t) * (size_t)ft_conv_kg(p);
+  return 0;
+}
+
+/* Shifted mode, one group of one image: padded input rows (channels split across threads). */
+static void ft_conv_pad_plane(const int64_t *p, const float *x, int64_t ci, float *xp) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
+  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
+  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  const float *xc = x + ci * IH * IW;
+  float *dst = xp + ci * Hp * Wp;
+  int64_t w1 = pw + IW < Wp ? pw + IW : Wp; /* columns [pw, w1) come from the input */
+  for (int64_t h = 0; h < Hp; h++) {
+    float *row = dst + h * Wp;
+    int64_t ih = h - ph;
+    if (ih < 0 || ih >= IH) {
+      for (int64_t w = 0; w < Wp; w++) row[w] = 0;
+      continue;
+    }
+    const float *src = xc + ih * IW - pw;
+    int64_t w = 0;
+    for (; w < pw && w < Wp; w++) row[w] = 0;
+    for (; w < w1; w++) row[w] = src[w];
+    for (; w < Wp; w++) row[w] = 0;
+  }
 }
 
 /* in: X, W, optional B; f: [alpha, beta, clip lo, clip hi] (alpha = beta = 1 for Conv). */
@@ -172,7 +328,39 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
   (void)par; (void)Cg; (void)col; (void)chunk;
 #pragma omp parallel if (par)
   {
-    if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
+    if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
+      int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2];
+      int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+      int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw, Sp = Hp * Wp, np = ft_conv_padded_floats(p);
+      int64_t *rowoff = (int64_t *)(col + np);
+#pragma omp for schedule(static)
+      for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
+        int64_t kw = kr % KW, kh = kr / KW % KH, ci = kr / KW / KH;
+        rowoff[kr] = ci * Sp + kh * dh * Wp + kw * dw;
+      }
+      for (int64_t ng = 0; ng < N * G; ng++) {
+        int64_t n = ng / G, g = ng % G;
+        const float *xg = X + (n * C + g * Cg) * S_in;
+#pragma omp for schedule(static)
+        for (int64_t ci = 0; ci <= Cg; ci++) {
+          if (ci < Cg) ft_conv_pad_plane(p, xg, ci, col);
+          else for (int64_t i = Cg * Sp; i < np; i++) col[i] = 0;
+        }
+        ft_gemm_op gi = g0;
+        gi.N = OH * Wp;
+        gi.c_wrap = Wp;
+        gi.c_keep = OW;
+        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
+        else gi.a = W + g * Mg * Kg;
+        gi.b = col;
+        gi.b_rowoff = rowoff;
+        gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (bias) gi.e.bias = bias + g * Mg;
+        int64_t n_items = ft_gemm_items(&gi, mc);
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
+      }
+    } else if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
       /* B is the group's input itself: [C_in/g, spatial], packed a micro-panel at a time */
       ft_gemm_op gp = g0;
       gp.N = S_out;

@@ -51,7 +51,10 @@ typedef struct ft_gemm_epi {
 } ft_gemm_epi;
 
 /* One GEMM. A element (m,k) is a[m * a_rs + k * a_cs] unless ap (packed) is given; likewise B
- * element (k,n) is b[k * b_rs + n * b_cs] unless bp is given. C is row-major with stride ldc. */
+ * element (k,n) is b[k * b_rs + n * b_cs] unless bp is given, or b[b_rowoff[k] + n] when the
+ * rows of B are scattered (a convolution's shifted input rows). C is row-major with stride
+ * ldc; with c_wrap set, column n of a row is written at (n / c_wrap) * c_keep + n % c_wrap and
+ * dropped when n % c_wrap >= c_keep (output rows computed over a padded width). */
 typedef struct ft_gemm_op {
   int64_t M, N, K;
   const float *ap;
@@ -60,8 +63,10 @@ typedef struct ft_gemm_op {
   const float *bp;
   const float *b;
   int64_t b_rs, b_cs;
+  const int64_t *b_rowoff;
   float *c;
   int64_t ldc;
+  int64_t c_wrap, c_keep;
   ft_gemm_epi e;
 } ft_gemm_op;
 
@@ -117,6 +122,23 @@ static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t 
     for (int c = 0; c < nr; c++) {
       const float *src = b + (n0 + c) * cs + k0 * rs;
       for (int64_t k = 0; k < kc; k++) dst[k * FT_GEMM_NR + c] = src[k * rs];
+    }
+  }
+}
+
+/* The same for a B whose row k starts at b + rowoff[k] (unit column stride). */
+static void ft_gemm_pack_b_panel_rows(int64_t N, const float *b, const int64_t *rowoff, int64_t j,
+                                      int64_t k0, int64_t kc, float *restrict dst) {
+  int64_t n0 = j * FT_GEMM_NR;
+  int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *src = b + rowoff[k0 + k] + n0;
+    if (nr == FT_GEMM_NR) {
+      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
+    } else {
+      int c = 0;
+      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
+      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
     }
   }
 }
@@ -251,6 +273,22 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
 static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,
                           int nr, int first, int last) {
   const ft_gemm_epi *e = &g->e;
+  if (g->c_wrap) { /* columns wrap around output rows: store the kept pieces */
+    for (int i = 0; i < mr; i++) {
+      const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs : NULL;
+      for (int j = 0; j < nr;) {
+        int64_t n = n0 + j, r = n / g->c_wrap, q = n % g->c_wrap;
+        int run = g->c_wrap - q < nr - j ? (int)(g->c_wrap - q) : nr - j;
+        if (q < g->c_keep) {
+          int len = g->c_keep - q < run ? (int)(g->c_keep - q) : run;
+          float *c = g->c + (m0 + i) * g->ldc + r * g->c_keep + q;
+          ft_gemm_row(c, t + i * FT_GEMM_NR + j, bias ? bias + n * e->bias_cs : NULL, e->bias_cs, len, e, first, last);
+        }
+        j += run;
+      }
+    }
+    return;
+  }
   for (int i = 0; i < mr; i++) {
     float *c = g->c + (m0 + i) * g->ldc + n0;
     const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs + n0 * e->bias_cs : NULL;
@@ -280,6 +318,7 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
     const float *bpan = bbuf;
     if (g->bp) bpan = g->bp + jr * K * FT_GEMM_NR + pc * FT_GEMM_NR;
+    else if (g->b_rowoff) ft_gemm_pack_b_panel_rows(g->N, g->b, g->b_rowoff, jr, pc, kc, bbuf);
     else ft_gemm_pack_b_panel(g->N, g->b, g->b_rs, g->b_cs, jr, pc, kc, bbuf);
     for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
       int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
