@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -110,6 +111,18 @@ static int run_cc(const options *o, const char *src, const char *bin, ft_err *e)
   return 0;
 }
 
+/* mkdir -p of OUT's folder. */
+static void make_parent_dirs(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *s = buf + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    mkdir(buf, 0777);
+    *s = '/';
+  }
+}
+
 static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, ft_err *e) {
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
   if (o->out) snprintf(out, sizeof out, "%s", o->out);
@@ -119,6 +132,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
     snprintf(out, sizeof out, "generated/%s", id);
   }
   if (o->name) snprintf(name, sizeof name, "%s", o->name); else ident_from(out, name, sizeof name);
+  make_parent_dirs(out);
   snprintf(cpath, sizeof cpath, "%s.c", out);
   snprintf(hpath, sizeof hpath, "%s.h", out);
   snprintf(wpath, sizeof wpath, "%s.weights", out);
