@@ -194,7 +194,7 @@ static int ftc_conv(const int64_t *p, const double *f, const void *const *in, vo
   }
   FTC_DNN(e, cudnnConvolutionForward(h, &q->alpha, q->x, in[0], q->w, in[1], q->conv, q->algo, e->workspace, q->ws, &zero, q->y, out[0]));
   if (q->epi) {
-    ftc_conv_epi_k<T><<<ftc_blocks(q->n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+    FTC_LAUNCH(ftc_blocks(q->n, FTC_THREADS), FTC_THREADS, e->stream, ftc_conv_epi_k<T>)(
         (T *)out[0], p[FTC_CV_HAS_BIAS] ? (const T *)in[2] : (const T *)NULL, (uint32_t)q->n, (uint32_t)q->C_out,
         (uint32_t)q->S_out, q->beta, q->act, q->lo, q->hi);
     return ftc_launched(e, "conv epilogue");

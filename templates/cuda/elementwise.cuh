@@ -83,7 +83,7 @@ static int ftc_unary(const int64_t *p, const double *f, const void *const *in, v
   int64_t n = p[0];
   if (n <= 0) return 0;
   C a = f ? (C)f[0] : (C)0, b = f ? (C)f[1] : (C)0;
-  ftc_unary_k<T, TO, OP><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_unary_k<T, TO, OP>)(
       (const T *)in[0], (TO *)out[0], (uint32_t)n, a, b);
   return ftc_launched(e, "unary");
 }
@@ -99,7 +99,7 @@ template <class T>
 static int ftc_isinf(const int64_t *p, const double *f, const void *const *in, void *const *out,
                      void *scratch, ftc_env *e, void *plan) {
   if (p[0] <= 0) return 0;
-  ftc_isinf_k<T><<<ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, e->stream, ftc_isinf_k<T>)(
       (const T *)in[0], (uint8_t *)out[0], (uint32_t)p[0], p[1] != 0, p[2] != 0);
   return ftc_launched(e, "isinf");
 }
@@ -131,7 +131,7 @@ static int ftc_clip(const int64_t *p, const double *f, const void *const *in, vo
   } else { lo = (C)0; hi = (C)(T)~(T)0; }
   if (p[1] == 2) lo = (C)f[0];
   if (p[2] == 2) hi = (C)f[1];
-  ftc_clip_k<T><<<ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, e->stream, ftc_clip_k<T>)(
       (const T *)in[0], (T *)out[0], (uint32_t)p[0], p[1] == 1 ? (const T *)in[1] : (const T *)NULL,
       p[2] == 1 ? (const T *)in[2] : (const T *)NULL, lo, hi);
   return ftc_launched(e, "clip");
@@ -213,7 +213,7 @@ static int ftc_binary(const int64_t *p, const double *f, const void *const *in, 
   ftc_bcast<2> bc;
   int64_t n = ftc_bcast_load<2>(p, &bc);
   if (n <= 0) return 0;
-  ftc_binary_k<TA, TB, TO, OP><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_binary_k<TA, TB, TO, OP>)(
       (const TA *)in[0], (const TB *)in[1], (TO *)out[0], bc, (uint32_t)n);
   return ftc_launched(e, "binary");
 }
@@ -233,7 +233,7 @@ static int ftc_where(const int64_t *p, const double *f, const void *const *in, v
   ftc_bcast<3> bc;
   int64_t n = ftc_bcast_load<3>(p, &bc);
   if (n <= 0) return 0;
-  ftc_where_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_where_k<T>)(
       (const uint8_t *)in[0], (const T *)in[1], (const T *)in[2], (T *)out[0], bc, (uint32_t)n);
   return ftc_launched(e, "where");
 }
@@ -278,7 +278,7 @@ static int ftc_variadic(const int64_t *p, const double *f, const void *const *in
   }
   for (int i = 0; i < v.n; i++) v.x[i] = in[i];
   if (n <= 0) return 0;
-  ftc_variadic_k<T, OP, MEAN><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(v, (T *)out[0], (uint32_t)n);
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_variadic_k<T, OP, MEAN>)(v, (T *)out[0], (uint32_t)n);
   return ftc_launched(e, "variadic");
 }
 
@@ -298,7 +298,7 @@ static int ftc_cast(const int64_t *p, const double *f, const void *const *in, vo
     if (in[0] != out[0]) FTC_CU(e, cudaMemcpyAsync(out[0], in[0], (size_t)p[0] * sizeof(S), cudaMemcpyDeviceToDevice, e->stream));
     return 0;
   }
-  ftc_cast_k<S, D, TO_BOOL><<<ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, e->stream, ftc_cast_k<S, D, TO_BOOL>)(
       (const S *)in[0], (D *)out[0], (uint32_t)p[0]);
   return ftc_launched(e, "cast");
 }
@@ -312,7 +312,7 @@ static int ftc_fill(const int64_t *p, const double *f, const void *const *in, vo
   if (p[0] <= 0) return 0;
   T v;
   memcpy(&v, &p[1], sizeof v);
-  ftc_fill_k<T><<<ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, 0, e->stream>>>((T *)out[0], (uint32_t)p[0], v);
+  FTC_LAUNCH(ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, e->stream, ftc_fill_k<T>)((T *)out[0], (uint32_t)p[0], v);
   return ftc_launched(e, "fill");
 }
 
@@ -325,7 +325,7 @@ template <class T>
 static int ftc_range(const int64_t *p, const double *f, const void *const *in, void *const *out,
                      void *scratch, ftc_env *e, void *plan) {
   if (p[0] <= 0) return 0;
-  ftc_range_k<T><<<ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(p[0], FTC_THREADS), FTC_THREADS, e->stream, ftc_range_k<T>)(
       (const T *)in[0], (const T *)in[2], (T *)out[0], (uint32_t)p[0]);
   return ftc_launched(e, "range");
 }

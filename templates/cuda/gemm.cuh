@@ -256,7 +256,7 @@ static int ftc_matmul_lt(const int64_t *p, const double *f, const void *const *i
   if (q->epi) {
     int has_bias = p[FTC_MM_HAS_BIAS] && !q->use_c && !(q->bias_rs == 0 && q->bias_cs == 1 && q->epi_beta == 1.0f);
     int64_t n = q->nbatch * q->M * q->N;
-    ftc_mm_epi_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+    FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_mm_epi_k<T>)(
         Y, has_bias ? (const T *)in[2] : (const T *)NULL, (uint32_t)n, (uint32_t)q->M, (uint32_t)q->N, q->bias_rs,
         q->bias_cs, q->epi_beta, q->act, q->lo, q->hi);
     return ftc_launched(e, "GEMM epilogue");
@@ -303,7 +303,7 @@ static int ftc_matmul_naive(const int64_t *p, const double *f, const void *const
   }
   int64_t n = nb * q.M * q.N;
   if (n <= 0) return 0;
-  ftc_matmul_naive_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_matmul_naive_k<T>)(
       (const T *)in[0], (const T *)in[1], (T *)out[0], q, (uint32_t)n);
   return ftc_launched(e, "matmul");
 }

@@ -84,11 +84,11 @@ static int ftc_copy_nd(const int64_t *p, const double *f, const void *const *in,
     uint32_t outer = (uint32_t)(n / ((int64_t)rows * cols));
     dim3 grid((cols + 31) / 32, (rows + 31) / 32, outer < 65535 ? outer : 65535), block(32, 8);
     if (grid.y <= 65535) {
-      ftc_transpose_k<T><<<grid, block, 0, e->stream>>>((const T *)in[0], (T *)out[0], nd, outer, rows, cols);
+      FTC_LAUNCH(grid, block, e->stream, ftc_transpose_k<T>)((const T *)in[0], (T *)out[0], nd, outer, rows, cols);
       return ftc_launched(e, "transpose");
     }
   }
-  ftc_copy_nd_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((const T *)in[0], (T *)out[0], nd, (uint32_t)n);
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_copy_nd_k<T>)((const T *)in[0], (T *)out[0], nd, (uint32_t)n);
   return ftc_launched(e, "copy_nd");
 }
 
@@ -139,7 +139,7 @@ static int ftc_gather_w(const int64_t *p, const void *const *in, void *const *ou
   uint32_t words = (uint32_t)(p[3] / (int64_t)sizeof(W));
   int64_t total = p[0] * p[2] * (int64_t)words;
   if (total <= 0) return 0;
-  ftc_gather_k<W, TI><<<ftc_blocks(total, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(total, FTC_THREADS), FTC_THREADS, e->stream, ftc_gather_k<W, TI>)(
       (const W *)in[0], (const TI *)in[1], (W *)out[0], (uint32_t)total, words, (uint32_t)p[2], p[1]);
   return ftc_launched(e, "gather");
 }
@@ -163,10 +163,10 @@ static int ftc_dropout_copy(const int64_t *p, const double *f, const void *const
   if (out[1] && p[1] > 0) {
     uint32_t n = (uint32_t)p[1];
     switch (p[2]) {
-    case 1: { uint8_t v; memcpy(&v, &p[3], 1); ftc_fill_bits_k<uint8_t><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((uint8_t *)out[1], n, v); break; }
-    case 2: { uint16_t v; memcpy(&v, &p[3], 2); ftc_fill_bits_k<uint16_t><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((uint16_t *)out[1], n, v); break; }
-    case 4: { uint32_t v; memcpy(&v, &p[3], 4); ftc_fill_bits_k<uint32_t><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((uint32_t *)out[1], n, v); break; }
-    default: { uint64_t v; memcpy(&v, &p[3], 8); ftc_fill_bits_k<uint64_t><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((uint64_t *)out[1], n, v); break; }
+    case 1: { uint8_t v; memcpy(&v, &p[3], 1); FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_fill_bits_k<uint8_t>)((uint8_t *)out[1], n, v); break; }
+    case 2: { uint16_t v; memcpy(&v, &p[3], 2); FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_fill_bits_k<uint16_t>)((uint16_t *)out[1], n, v); break; }
+    case 4: { uint32_t v; memcpy(&v, &p[3], 4); FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_fill_bits_k<uint32_t>)((uint32_t *)out[1], n, v); break; }
+    default: { uint64_t v; memcpy(&v, &p[3], 8); FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_fill_bits_k<uint64_t>)((uint64_t *)out[1], n, v); break; }
     }
     return ftc_launched(e, "dropout mask");
   }
@@ -233,7 +233,7 @@ static int ftc_pad(const int64_t *p, const double *f, const void *const *in, voi
     FTC_CU(e, cudaMemcpyAsync(out[0], in[0], sizeof(T), cudaMemcpyDeviceToDevice, e->stream));
     return 0;
   }
-  ftc_pad_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>((const T *)in[0], vp, (T *)out[0], q, (uint32_t)n, v);
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_pad_k<T>)((const T *)in[0], vp, (T *)out[0], q, (uint32_t)n, v);
   return ftc_launched(e, "pad");
 }
 

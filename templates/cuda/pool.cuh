@@ -88,7 +88,7 @@ static int ftc_maxpool(const int64_t *p, const double *f, const void *const *in,
   ftc_pool_load(p, &q);
   int64_t n = (int64_t)q.planes * q.out[0] * q.out[1] * q.out[2];
   if (n <= 0) return 0;
-  ftc_maxpool_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_maxpool_k<T>)(
       (const T *)in[0], (T *)out[0], q.has_idx ? (int64_t *)out[1] : (int64_t *)NULL, q, (uint32_t)n);
   return ftc_launched(e, "maxpool");
 }
@@ -139,7 +139,7 @@ static int ftc_avgpool(const int64_t *p, const double *f, const void *const *in,
   ftc_pool_load(p, &q);
   int64_t n = (int64_t)q.planes * q.out[0] * q.out[1] * q.out[2];
   if (n <= 0) return 0;
-  ftc_avgpool_k<T, LP><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_avgpool_k<T, LP>)(
       (const T *)in[0], (T *)out[0], q, (uint32_t)n, f ? (float)f[0] : 0.0f);
   return ftc_launched(e, "avgpool");
 }

@@ -120,7 +120,7 @@ static int ftc_reduce(const int64_t *p, const double *f, const void *const *in, 
   if (q.n_out <= 0) return 0;
   int threads = ftc_row_threads(q.count);
   unsigned blocks = (unsigned)(q.n_out < 65535 * 16 ? q.n_out : 65535 * 16);
-  ftc_reduce_k<T, OP><<<blocks, threads, 0, e->stream>>>((const T *)in[0], (T *)out[0], q);
+  FTC_LAUNCH(blocks, threads, e->stream, ftc_reduce_k<T, OP>)((const T *)in[0], (T *)out[0], q);
   return ftc_launched(e, "reduce");
 }
 
@@ -131,7 +131,7 @@ static int ftc_reduce_lse(const int64_t *p, const double *f, const void *const *
   ftc_red_load(p, &q);
   if (q.n_out <= 0) return 0;
   unsigned blocks = (unsigned)(q.n_out < 65535 * 16 ? q.n_out : 65535 * 16);
-  ftc_reduce_lse_k<T><<<blocks, ftc_row_threads(q.count), 0, e->stream>>>((const T *)in[0], (T *)out[0], q);
+  FTC_LAUNCH(blocks, ftc_row_threads(q.count), e->stream, ftc_reduce_lse_k<T>)((const T *)in[0], (T *)out[0], q);
   return ftc_launched(e, "reduce");
 }
 
@@ -156,7 +156,7 @@ static int ftc_arg(const int64_t *p, const double *f, const void *const *in, voi
                    void *scratch, ftc_env *e, void *plan) {
   int64_t n = p[0] * p[2];
   if (n <= 0) return 0;
-  ftc_arg_k<T, MAX><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_arg_k<T, MAX>)(
       (const T *)in[0], (int64_t *)out[0], (uint32_t)p[0], (uint32_t)p[1], (uint32_t)p[2], p[3] != 0);
   return ftc_launched(e, "argmax/argmin");
 }
@@ -208,7 +208,7 @@ static int ftc_softmax(const int64_t *p, const double *f, const void *const *in,
   int64_t rows = p[0] * p[2];
   if (rows <= 0 || p[1] <= 0) return 0;
   unsigned blocks = (unsigned)(rows < 65535 * 16 ? rows : 65535 * 16);
-  ftc_softmax_k<T, KIND><<<blocks, ftc_row_threads(p[1]), 0, e->stream>>>(
+  FTC_LAUNCH(blocks, ftc_row_threads(p[1]), e->stream, ftc_softmax_k<T, KIND>)(
       (const T *)in[0], (T *)out[0], (uint32_t)rows, (uint32_t)p[1], (uint32_t)p[2]);
   return ftc_launched(e, "softmax");
 }
@@ -247,7 +247,7 @@ static int ftc_layernorm(const int64_t *p, const double *f, const void *const *i
   int64_t rows = p[0], cols = p[1];
   if (rows <= 0 || cols <= 0) return 0;
   unsigned blocks = (unsigned)(rows < 65535 * 16 ? rows : 65535 * 16);
-  ftc_layernorm_k<T><<<blocks, ftc_row_threads(cols), 0, e->stream>>>(
+  FTC_LAUNCH(blocks, ftc_row_threads(cols), e->stream, ftc_layernorm_k<T>)(
       (const T *)in[0], (const T *)in[1], p[3] ? (const T *)in[2] : (const T *)NULL, (T *)out[0],
       p[4] ? (T *)out[1] : (T *)NULL, p[5] ? (T *)out[2] : (T *)NULL, (uint32_t)rows, (uint32_t)cols,
       p[2] == cols, p[3] == cols, (float)f[0]);
@@ -269,7 +269,7 @@ static int ftc_batchnorm(const int64_t *p, const double *f, const void *const *i
                          void *scratch, ftc_env *e, void *plan) {
   int64_t n = p[0] * p[1] * p[2];
   if (n <= 0) return 0;
-  ftc_batchnorm_k<T><<<ftc_blocks(n, FTC_THREADS), FTC_THREADS, 0, e->stream>>>(
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_batchnorm_k<T>)(
       (const T *)in[0], (const T *)in[1], (const T *)in[2], (const T *)in[3], (const T *)in[4], (T *)out[0],
       (uint32_t)n, (uint32_t)p[1], (uint32_t)p[2], (float)f[0]);
   return ftc_launched(e, "batchnorm");
@@ -300,7 +300,7 @@ static int ftc_instnorm(const int64_t *p, const double *f, const void *const *in
   int64_t planes = p[0] * p[1];
   if (planes <= 0 || p[2] <= 0) return 0;
   unsigned blocks = (unsigned)(planes < 65535 * 16 ? planes : 65535 * 16);
-  ftc_instnorm_k<T><<<blocks, ftc_row_threads(p[2]), 0, e->stream>>>(
+  FTC_LAUNCH(blocks, ftc_row_threads(p[2]), e->stream, ftc_instnorm_k<T>)(
       (const T *)in[0], (const T *)in[1], (const T *)in[2], (T *)out[0], (uint32_t)planes, (uint32_t)p[1], (uint32_t)p[2], (float)f[0]);
   return ftc_launched(e, "instnorm");
 }
@@ -335,7 +335,7 @@ static int ftc_gpool(const int64_t *p, const double *f, const void *const *in, v
                      void *scratch, ftc_env *e, void *plan) {
   if (p[0] <= 0) return 0;
   unsigned blocks = (unsigned)(p[0] < 65535 * 16 ? p[0] : 65535 * 16);
-  ftc_gpool_k<T, KIND><<<blocks, ftc_row_threads(p[1]), 0, e->stream>>>(
+  FTC_LAUNCH(blocks, ftc_row_threads(p[1]), e->stream, ftc_gpool_k<T, KIND>)(
       (const T *)in[0], (T *)out[0], (uint32_t)p[0], (uint32_t)p[1], f ? (float)f[0] : 2.0f);
   return ftc_launched(e, "global pool");
 }

@@ -90,6 +90,12 @@ static int ftc_launched(ftc_env *e, const char *what) {
 
 /* ---- launch geometry ---------------------------------------------------------------------- */
 
+/* Every launch: FTC_LAUNCH(grid, block, stream, kernel)(args). (tests/cuda/emu defines its own,
+ * which runs the kernels on the CPU.) */
+#ifndef FTC_LAUNCH
+#define FTC_LAUNCH(G, B, S, ...) __VA_ARGS__<<<G, B, 0, S>>>
+#endif
+
 #define FTC_THREADS 256
 #define FTC_MAX_BLOCKS (1u << 20) /* grid-stride loops cover the rest */
 
