@@ -1,5 +1,8 @@
 /* GFLOP/s of the fp32 GEMM core and the Conv kernel at the shapes that matter for the model zoo
  * (BERT-base projections at sequence 128, a GEMV, a square GEMM, a ResNet-50 3x3 conv).
+ * "prepacked" is what a program from ftaxc runs (constant weights packed at compile time);
+ * "plain" is the same kernel given unpacked weights, as constant folding (and an eager runtime
+ * that does not call the prepack hook) gives them: it packs on the fly.
  * Not a test: prints numbers, asserts nothing. Threads: OMP_NUM_THREADS (default 1 here).
  *   gemm_bench [seconds per shape] */
 #define _GNU_SOURCE
@@ -114,9 +117,16 @@ static void bench_conv(const char *what, int64_t C, int64_t H, int64_t CO, int64
   }
   size_t sb = ft_conv_scratch(p);
   c.scratch = sb ? alloc(sb) : NULL;
-  double t = best_time(run_conv, &c, secs), flops = 2.0 * CO * OH * OH * Kg;
-  printf("conv %-28s 1x%lldx%lldx%lld k%lld s%lld g%lld -> %lld  %7.1f GFLOP/s (%8.1f us)\n", what, (long long)C,
-         (long long)H, (long long)H, (long long)k, (long long)s, (long long)g, (long long)CO, flops / t * 1e-9, t * 1e6);
+  double t = best_time(run_conv, &c, secs), flops = 2.0 * CO * OH * OH * Kg, tu = t;
+  if (Wp) { /* the weights as ftax-eager or folding pass them: not packed */
+    c.in[1] = W;
+    p[FT_CV_PACKED] = 0;
+    tu = best_time(run_conv, &c, secs);
+  }
+  static const char *modes[] = {"im2col", "pointwise", "depthwise", "shifted"};
+  printf("conv %-28s 1x%lldx%lldx%lld k%lld s%lld g%lld -> %-4lld %-9s %7.1f GFLOP/s (%8.1f us)   W plain %7.1f GFLOP/s\n",
+         what, (long long)C, (long long)H, (long long)H, (long long)k, (long long)s, (long long)g, (long long)CO,
+         modes[p[FT_CV_MODE]], flops / t * 1e-9, t * 1e6, flops / tu * 1e-9);
   free(X); free(W); free(B); free(Y); free(Wp); free(c.scratch);
 }
 
@@ -128,8 +138,10 @@ int main(int argc, char **argv) {
 #endif
   static const int64_t shapes[][3] = {{128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {1, 768, 768}, {512, 512, 512}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) bench_gemm(shapes[i][0], shapes[i][1], shapes[i][2], secs);
-  bench_conv("ResNet-50 3x3 (im2col)", 64, 56, 64, 3, 1, 1, secs);
-  bench_conv("ResNet-50 1x1 (pointwise)", 256, 56, 64, 1, 1, 1, secs);
+  bench_conv("ResNet-50 3x3", 64, 56, 64, 3, 1, 1, secs);
+  bench_conv("ResNet-50 3x3/2", 128, 56, 128, 3, 2, 1, secs);
+  bench_conv("ResNet-50 1x1", 256, 56, 64, 1, 1, 1, secs);
+  bench_conv("ResNet-50 1x1/2 (downsample)", 256, 56, 512, 1, 2, 1, secs);
   bench_conv("ResNet-50 stem 7x7/2", 3, 224, 64, 7, 2, 1, secs);
   bench_conv("MobileNetV2 dw 3x3", 96, 112, 96, 3, 1, 96, secs);
   bench_conv("MobileNetV2 dw 3x3/2", 144, 56, 144, 3, 2, 144, secs);

@@ -1,17 +1,21 @@
 /* Conv (NCHW, 1-D to 3-D, groups, dilations, strides, pads) and ConvTranspose, fp32.
  *
- * A group's output [C_out/g, spatial] is W_g [C_out/g, C_in/g*kernel] times the im2col matrix
- * [C_in/g*kernel, spatial], so it lands in NCHW directly. The im2col matrix is written straight
- * into the GEMM core's packed panel layout, a chunk of columns at a time so the chunk stays in
- * L2 while every weight row block passes over it. A 1x1 stride-1 unpadded conv reads its input
- * as the B matrix as it is. 1-D and 2-D convs need no im2col either: computed over the
- * zero-padded input's full width (the extra columns are dropped when C is stored), the tap
- * (kh, kw) of every output column reads the padded input at one fixed offset, so row (ci, kh,
- * kw) of B is the padded input shifted (ft_gemm_op.b_rowoff). With a stride, the padded input
- * is split into phase planes first (see ft_conv_shift), which makes the offsets fixed again. Depthwise convs (group == C_in == C_out) run a direct loop instead:
- * a GEMM with one input channel per group has nothing to reuse.
- *
- * Weights are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). */
+ * A group's output [C_out/g, spatial] is W_g [C_out/g, C_in/g*kernel] times a B matrix
+ * [C_in/g*kernel, spatial] on the GEMM core (gemm.h), so it lands in NCHW directly. Weights
+ * are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). B comes
+ * one of four ways (FT_CV_MODE, chosen by compiler/ops/conv.c):
+ *   pointwise  1x1, stride 1, no pads: B is the group's input as it is.
+ *   shifted    1-D and 2-D: computed over the zero-padded input's full width (the extra
+ *              columns are dropped when C is stored), tap (kh, kw) of every output column
+ *              reads the padded input at one fixed offset, so row (ci, kh, kw) of B is the
+ *              padded input shifted (ft_gemm_op.b_rowoff): no im2col. With a stride the padded
+ *              input is split into phase planes first (ft_conv_shift), which makes the offsets
+ *              fixed again.
+ *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
+ *              straight into the packed panel layout, a chunk of columns at a time so the
+ *              chunk stays in L2 while every weight row block passes over it.
+ *   depthwise  group == C_in == C_out: a direct loop (ft_conv_depthwise); a GEMM with one
+ *              input channel per group has nothing to reuse. */
 #ifndef FT_CONV_H
 #define FT_CONV_H
 
@@ -23,7 +27,7 @@
 /* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
 enum {
   FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
-  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE */
+  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED */
   FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
   FT_CV_HAS_BIAS, FT_CV_ACT,
   FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
@@ -71,6 +75,10 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
   float *row = dst + kr * FT_GEMM_NR;
+  if (ncols % FT_GEMM_NR) { /* zeros past the last column: no stray denormals or NaNs */
+    float *last = row + ncols / FT_GEMM_NR * Kg * FT_GEMM_NR;
+    for (int64_t q = ncols % FT_GEMM_NR; q < FT_GEMM_NR; q++) last[q] = 0;
+  }
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
