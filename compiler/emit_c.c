@@ -159,7 +159,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   comment_text(c, o->cmdline);
   fprintf(c, "\n * model sha256: %s\n * nodes: %d, arena: %zu bytes (lower bound %zu), weights: %zu bytes\n */\n",
           o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes);
-  fprintf(c, "#define _GNU_SOURCE\n#include \"%s.h\"\n\n", P);
+  fprintf(c, "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
   pasted done = {{0}, 0};
   int rc = paste_list(c, "tensor,copy", &done, e);
   for (int s = 0; s < lw->n && !rc; s++) {
@@ -283,7 +283,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
           "static int ft_prog_run(void *ctx, const void *const *in, void *const *out) { return %s_run((%s_ctx *)ctx, in, out); }\n"
           "static void ft_prog_free(void *ctx) { %s_free((%s_ctx *)ctx); }\n\n"
           "int main(int argc, char **argv) {\n"
-          "  ft_program prog = {\"%s\", %d, %d, ft_prog_inputs, ft_prog_outputs, ft_prog_init, ft_prog_run, ft_prog_free, %zuu, %d};\n"
+          "  ft_program prog = {\"%s\", %d, %d, ft_prog_inputs, ft_prog_outputs, ft_prog_init, ft_prog_run, ft_prog_free, %zuu, %d, NULL};\n"
           "  return ft_cli_main(argc, argv, &prog);\n}\n#endif\n",
           P, P, P, P, P, P, P, g->n_inputs, g->n_outputs, mp->arena_bytes, o->embed_weights);
   return 0;

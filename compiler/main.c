@@ -22,12 +22,13 @@ typedef struct options {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]...\n"
+          "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
           "             [--name IDENT] [--dump]\n"
           "Writes OUT.c, OUT.h and OUT.weights (default OUT: generated/<model name>) and builds OUT.\n"
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
           "  --report           print node counts per stage, arena size and its lower bound\n"
           "  --emit-only        write the sources and weights, do not run the C compiler\n"
           "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"
@@ -52,6 +53,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "-o")) { NEEDV(); o->out = v; }
     else if (!strcmp(a, "--dim")) { NEEDV(); if (o->pins.n_dims == 64) return 1; o->pins.dims[o->pins.n_dims++] = v; }
     else if (!strcmp(a, "--shape")) { NEEDV(); if (o->pins.n_shapes == 64) return 1; o->pins.shapes[o->pins.n_shapes++] = v; }
+    else if (!strcmp(a, "--bind")) { NEEDV(); if (o->pins.n_binds == 64) return 1; o->pins.binds[o->pins.n_binds++] = v; }
     else if (!strcmp(a, "--cc")) { NEEDV(); o->cc = v; }
     else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
     else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
@@ -129,7 +131,9 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   char wabs[4200];
   if (o->embed_weights && !realpath(".", wabs)) return ft_fail(e, FT_EIO, "cannot resolve the current folder");
   if (o->embed_weights) { size_t m = strlen(wabs); snprintf(wabs + m, sizeof wabs - m, "/%s", wpath); if (wpath[0] == '/') snprintf(wabs, sizeof wabs, "%s", wpath); }
-  ft_emit_opts eo = {name, o->cmdline, hash, o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
+  const char *hbase = strrchr(hpath, '/');
+  ft_emit_opts eo = {name, hbase ? hbase + 1 : hpath, o->cmdline, hash,
+                     o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = fopen(wtmp, "wb");
   int rc = 0;
   if (!fc || !fh || !fw) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);

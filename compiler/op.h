@@ -23,6 +23,7 @@ typedef struct ft_opctx {
   ft_tensor *out[FT_MAX_IO];      /* infer fills dtype, rank, dims; NULL if output omitted */
   ft_err *err;
   const char *where; /* "'node' (Op)" for messages */
+  const ft_graph *graph; /* for messages: names of values; NULL outside a graph */
 } ft_opctx;
 
 /* A packing of one constant input, done at compile time by ftaxc (weights pre-packed into the

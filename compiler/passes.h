@@ -10,13 +10,15 @@
 /* Every node's op must be in the table; otherwise list every unsupported op type with counts. */
 int ft_resolve_ops(ft_graph *g, ft_err *e);
 
-/* Pin symbolic input dims: "SYM=N" pins that symbol everywhere, "INPUT=1x128" one input's shape.
+/* Bind inputs to constants read from tensor files (--bind), then pin symbolic input dims: "SYM=N" pins that symbol everywhere, "INPUT=1x128" one input's shape.
  * A dim still symbolic afterwards is an error naming the input, the symbol and the flag. */
 typedef struct ft_pins {
   const char *dims[64];   /* "batch=1" */
   int n_dims;
   const char *shapes[64]; /* "input_ids=1x128" */
   int n_shapes;
+  const char *binds[64];  /* "shape=shape.pb": the input becomes this constant */
+  int n_binds;
 } ft_pins;
 int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
 
@@ -56,6 +58,7 @@ void ft_memplan_free(ft_memplan *mp);
 /* The C program. */
 typedef struct ft_emit_opts {
   const char *name;        /* program name, a C identifier: prefix of the API */
+  const char *header;      /* file name of OUT.h, as the .c includes it */
   const char *cmdline;     /* recorded in the header comment */
   const char *model_hash;  /* hex digest of the model file */
   const char *weights_file; /* file name the weights go to (embed: incbin path) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "tensorio.h"
 
 static int parse_int(const char *s, int64_t *v) {
   char *end;
@@ -14,7 +15,46 @@ static int parse_int(const char *s, int64_t *v) {
   return 0;
 }
 
+/* --bind NAME=FILE.pb: the input takes this fixed value and is no longer an input. */
+static int bind_input(ft_graph *g, const char *spec, ft_err *e) {
+  const char *eq = strchr(spec, '=');
+  if (!eq || eq == spec || !eq[1]) return ft_fail(e, FT_EUSAGE, "--bind '%s': expected INPUT=FILE.pb", spec);
+  int k = 0;
+  while (k < g->n_inputs && (strlen(g->vals[g->inputs[k]].name) != (size_t)(eq - spec) ||
+                             strncmp(g->vals[g->inputs[k]].name, spec, (size_t)(eq - spec))))
+    k++;
+  if (k == g->n_inputs) return ft_fail(e, FT_EUSAGE, "%s: --bind %s: the model has no input named '%.*s'", g->path, spec, (int)(eq - spec), spec);
+  ft_value *v = &g->vals[g->inputs[k]];
+  ft_pb_tensor t;
+  const char *why;
+  if (ft_pb_read_tensor(eq + 1, &t, &why)) return ft_fail(e, FT_EINVALID, "%s: %s (for --bind)", eq + 1, why);
+  if (t.t.dtype != v->t.dtype || (v->t.rank >= 0 && t.t.rank != v->t.rank)) {
+    free(t.t.data);
+    return ft_fail(e, FT_EINVALID, "%s: input '%s' is %s of rank %d; the file holds %s of rank %d", eq + 1, v->name,
+                   ft_dtype_name(v->t.dtype), v->t.rank, ft_dtype_name(t.t.dtype), t.t.rank);
+  }
+  for (int d = 0; d < t.t.rank; d++) {
+    if (v->t.rank >= 0 && v->t.dims[d] >= 0 && v->t.dims[d] != t.t.dims[d]) {
+      free(t.t.data);
+      return ft_fail(e, FT_EINVALID, "%s: input '%s' dimension %d is %lld; the file holds %lld", eq + 1, v->name, d,
+                     (long long)v->t.dims[d], (long long)t.t.dims[d]);
+    }
+    free(v->sym[d]);
+    v->sym[d] = NULL;
+  }
+  v->t = t.t;
+  v->kind = FT_V_CONST;
+  v->shape_known = 1;
+  memmove(g->inputs + k, g->inputs + k + 1, sizeof(int) * (size_t)(g->n_inputs - k - 1));
+  g->n_inputs--;
+  return 0;
+}
+
 int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e) {
+  for (int k = 0; k < pins->n_binds; k++) {
+    int rc = bind_input(g, pins->binds[k], e);
+    if (rc) return rc;
+  }
   for (int k = 0; k < pins->n_dims; k++) {
     const char *eq = strchr(pins->dims[k], '=');
     int64_t v;

@@ -15,6 +15,7 @@ void ft_opctx_init(ft_opctx *c, ft_graph *g, int node, ft_err *err) {
   c->n_out = n->n_out;
   c->err = err;
   c->where = ft_node_label(g, node);
+  c->graph = g;
   for (int i = 0; i < n->n_in && i < FT_MAX_IO; i++) c->in[i] = n->in[i] >= 0 ? &g->vals[n->in[i]].t : NULL;
   for (int i = 0; i < n->n_out && i < FT_MAX_IO; i++) c->out[i] = n->out[i] >= 0 ? &g->vals[n->out[i]].t : NULL;
 }
@@ -42,12 +43,21 @@ int ft_infer_fail(ft_opctx *c, int code, const char *fmt, ...) {
 int ft_need_const(ft_opctx *c, int input, const char *what) {
   if (input >= c->n_in || !c->in[input])
     return ft_infer_fail(c, FT_EINVALID, "input %d (%s) is missing", input, what);
-  if (!c->in[input]->data)
+  if (c->in[input]->data) return 0;
+  const ft_graph *g = c->graph;
+  int v = c->node->in[input];
+  if (g && v >= 0 && g->vals[v].kind == FT_V_INPUT) {
+    int k = 0;
+    while (k < g->n_inputs && g->inputs[k] != v) k++;
     return ft_infer_fail(c, FT_EUNSUPPORTED,
-                         "input %d (%s) is computed at run time, but ftax needs it constant to "
-                         "know the output shape; pin every symbolic dimension with --dim so it folds",
-                         input, what);
-  return 0;
+                         "input %d (%s) is graph input #%d '%s', but ftax needs it constant to know the "
+                         "output shape; compile with --bind %s=FILE.pb to fix its value",
+                         input, what, k, g->vals[v].name, g->vals[v].name);
+  }
+  return ft_infer_fail(c, FT_EUNSUPPORTED,
+                       "input %d (%s) is computed at run time, but ftax needs it constant to "
+                       "know the output shape; pin every symbolic dimension with --dim so it folds",
+                       input, what);
 }
 
 int64_t ft_const_int(const ft_tensor *t, int64_t i) {

@@ -37,6 +37,7 @@ typedef struct ft_program {
   void (*free)(void *ctx);
   size_t arena_bytes;
   int weights_embedded; /* 0: needs --weights or PROG.weights next to the binary; -1: none */
+  void (*timing_start)(void *ctx); /* optional: called after warm-up, before the timed runs */
 } ft_program;
 
 static size_t ft_io_bytes(const ft_io_desc *d) {
@@ -91,11 +92,11 @@ static void ft_fill_synthetic(const ft_io_desc *d, void *buf) {
 
 static void ft_usage(const ft_program *p, FILE *f) {
   fprintf(f,
-          "usage: %s [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR] [--weights FILE]\n"
+          "usage: %s [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR]%s\n"
           "          [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
           "Runs the model on ONNX TensorProto files (one per input, in order or by name) and writes\n"
           "output_K.pb files to --output-dir; --bench times repeated runs (synthetic inputs when no\n"
-          "files are given).\ninputs:\n", p->name);
+          "files are given).\ninputs:\n", p->name, p->weights_embedded < 0 ? "" : " [--weights FILE]");
   char s[128];
   for (int i = 0; i < p->n_in; i++) { ft_io_shape(&p->in[i], s, sizeof s); fprintf(f, "  %d %s %s[%s]\n", i, p->in[i].name, ft_dtype_name(p->in[i].dtype), s); }
   fprintf(f, "outputs:\n");
@@ -171,8 +172,8 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
       if (!files[k]) fprintf(stderr, "error: no file for input %d '%s'\n", k, p->in[k].name);
     return 1;
   }
-  if (!have && !bench) { ft_usage(p, stderr); return 1; }
-  if (outdir && !have) { fprintf(stderr, "error: --output-dir needs input files\n"); return 1; }
+  if (!have && !bench && p->n_in) { ft_usage(p, stderr); return 1; }
+  if (outdir && !have && p->n_in) { fprintf(stderr, "error: --output-dir needs input files\n"); return 1; }
 #ifdef _OPENMP
   omp_set_num_threads(threads);
 #endif
@@ -212,6 +213,7 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
   if (!rc && bench) {
     double *ms = (double *)malloc(sizeof(double) * (size_t)iters);
     for (int i = 0; i < warmup && !rc; i++) rc = p->run(ctx, (const void *const *)in, out);
+    if (p->timing_start) p->timing_start(ctx);
     double t_all = ft_now_ms();
     for (int i = 0; i < iters && !rc; i++) {
       double t0 = ft_now_ms();

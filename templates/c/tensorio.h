@@ -48,7 +48,7 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
   *why = NULL;
 #define FAIL(msg) do { *why = msg; goto fail; } while (0)
   while (p < end) {
-    uint64_t key, v;
+    uint64_t key, v = 0;
     if (ft_pb_varint(&p, end, &key)) FAIL("truncated field key");
     int field = (int)(key >> 3), wt = (int)(key & 7);
     const uint8_t *payload = NULL;

@@ -1,0 +1,602 @@
+#!/usr/bin/python3
+"""Export the ftax model zoo to ONNX, with reference data computed by torch.
+
+Text models are written here in plain torch, following the way HuggingFace
+writes BertModel, DistilBertModel and GPT2Model (shapes read from the inputs at
+run time, additive / boolean masks, Conv1D as addmm, ...), so that their ONNX
+exports carry the same patterns a real HF export does. Image models come from
+torchvision. All weights are random (fixed seed).
+
+Usage:
+  /usr/bin/python3 bench/models/export.py [--out DIR] [--batch N] [--seq N]
+        [--seed N] [--layers N] [--hidden N] [--set K] NAME [NAME...]
+
+For every NAME this writes DIR/NAME/model.onnx and
+DIR/NAME/test_data_set_K/{input,output}_I.pb, and prints the op-type counts.
+"""
+
+import argparse
+import collections
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OPSET = 14
+
+
+# --------------------------------------------------------------------------
+# BERT, after HF BertModel
+# --------------------------------------------------------------------------
+
+class BertConfig:
+    def __init__(self, vocab=30522, hidden=768, layers=12, heads=12, ffn=3072,
+                 positions=512, type_vocab=2, eps=1e-12):
+        self.vocab, self.hidden, self.layers, self.heads = vocab, hidden, layers, heads
+        self.ffn, self.positions, self.type_vocab, self.eps = ffn, positions, type_vocab, eps
+
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab, c.hidden, padding_idx=0)
+        self.position_embeddings = nn.Embedding(c.positions, c.hidden)
+        self.token_type_embeddings = nn.Embedding(c.type_vocab, c.hidden)
+        self.LayerNorm = nn.LayerNorm(c.hidden, eps=c.eps)
+        # HF keeps position ids as a buffer and slices it to the sequence length.
+        self.register_buffer("position_ids", torch.arange(c.positions).expand((1, -1)))
+
+    def forward(self, input_ids, token_type_ids):
+        seq_length = input_ids.size()[1]
+        position_ids = self.position_ids[:, 0:seq_length]
+        emb = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        emb = emb + self.position_embeddings(position_ids)
+        return self.LayerNorm(emb)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.num_heads = c.heads
+        self.head_size = c.hidden // c.heads
+        self.all_head_size = self.num_heads * self.head_size
+        self.query = nn.Linear(c.hidden, self.all_head_size)
+        self.key = nn.Linear(c.hidden, self.all_head_size)
+        self.value = nn.Linear(c.hidden, self.all_head_size)
+
+    def transpose_for_scores(self, x):
+        new_shape = x.size()[:-1] + (self.num_heads, self.head_size)
+        return x.view(new_shape).permute(0, 2, 1, 3)
+
+    def forward(self, hidden, attention_mask):
+        q = self.transpose_for_scores(self.query(hidden))
+        k = self.transpose_for_scores(self.key(hidden))
+        v = self.transpose_for_scores(self.value(hidden))
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / math.sqrt(self.head_size)
+        scores = scores + attention_mask
+        probs = F.softmax(scores, dim=-1)
+        ctx = torch.matmul(probs, v)
+        ctx = ctx.permute(0, 2, 1, 3).contiguous()
+        new_shape = ctx.size()[:-2] + (self.all_head_size,)
+        return ctx.view(new_shape)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = BertSelfAttention(c)
+        self.attention_output = nn.Linear(c.hidden, c.hidden)
+        self.attention_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.intermediate = nn.Linear(c.hidden, c.ffn)
+        self.output = nn.Linear(c.ffn, c.hidden)
+        self.output_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+
+    def forward(self, hidden, attention_mask):
+        a = self.attention(hidden, attention_mask)
+        a = self.attention_norm(self.attention_output(a) + hidden)
+        h = F.gelu(self.intermediate(a))
+        return self.output_norm(self.output(h) + a)
+
+
+class BertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.layers = nn.ModuleList([BertLayer(c) for _ in range(c.layers)])
+        self.pooler = nn.Linear(c.hidden, c.hidden)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        # HF get_extended_attention_mask: [batch, seq] -> [batch, 1, 1, seq],
+        # 0 where attended, a very large negative number where masked.
+        dtype = torch.float32
+        ext = attention_mask[:, None, None, :].to(dtype=dtype)
+        ext = (1.0 - ext) * torch.finfo(dtype).min
+        hidden = self.embeddings(input_ids, token_type_ids)
+        for layer in self.layers:
+            hidden = layer(hidden, ext)
+        pooled = torch.tanh(self.pooler(hidden[:, 0]))
+        return hidden, pooled
+
+
+# --------------------------------------------------------------------------
+# DistilBERT, after HF DistilBertModel
+# --------------------------------------------------------------------------
+
+class DistilBertAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.n_heads = c.heads
+        self.dim = c.hidden
+        self.q_lin = nn.Linear(c.hidden, c.hidden)
+        self.k_lin = nn.Linear(c.hidden, c.hidden)
+        self.v_lin = nn.Linear(c.hidden, c.hidden)
+        self.out_lin = nn.Linear(c.hidden, c.hidden)
+
+    def forward(self, x, mask):
+        bs, q_length, dim = x.size()
+        k_length = x.size(1)
+        dim_per_head = self.dim // self.n_heads
+        mask_reshp = (bs, 1, 1, k_length)
+
+        def shape(t):
+            return t.view(bs, -1, self.n_heads, dim_per_head).transpose(1, 2)
+
+        def unshape(t):
+            return t.transpose(1, 2).contiguous().view(bs, -1, self.n_heads * dim_per_head)
+
+        q = shape(self.q_lin(x))
+        k = shape(self.k_lin(x))
+        v = shape(self.v_lin(x))
+        q = q / math.sqrt(dim_per_head)
+        scores = torch.matmul(q, k.transpose(2, 3))
+        mask = (mask == 0).view(mask_reshp).expand_as(scores)
+        scores = scores.masked_fill(mask, torch.tensor(torch.finfo(scores.dtype).min))
+        weights = F.softmax(scores, dim=-1)
+        ctx = unshape(torch.matmul(weights, v))
+        return self.out_lin(ctx)
+
+
+class DistilBertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = DistilBertAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.lin1 = nn.Linear(c.hidden, c.ffn)
+        self.lin2 = nn.Linear(c.ffn, c.hidden)
+        self.output_layer_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+
+    def forward(self, x, mask):
+        sa = self.sa_layer_norm(self.attention(x, mask) + x)
+        ff = self.lin2(F.gelu(self.lin1(sa)))
+        return self.output_layer_norm(ff + sa)
+
+
+class DistilBertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab, c.hidden, padding_idx=0)
+        self.position_embeddings = nn.Embedding(c.positions, c.hidden)
+        self.LayerNorm = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.register_buffer("position_ids", torch.arange(c.positions).expand((1, -1)))
+        self.layers = nn.ModuleList([DistilBertLayer(c) for _ in range(c.layers)])
+
+    def forward(self, input_ids, attention_mask):
+        seq_length = input_ids.size(1)
+        position_ids = self.position_ids[:, :seq_length]
+        x = self.word_embeddings(input_ids) + self.position_embeddings(position_ids)
+        x = self.LayerNorm(x)
+        for layer in self.layers:
+            x = layer(x, attention_mask)
+        return x
+
+
+# --------------------------------------------------------------------------
+# GPT-2, after HF GPT2Model
+# --------------------------------------------------------------------------
+
+class Conv1D(nn.Module):
+    """HF's GPT-2 projection: a Linear with a transposed [in, out] weight, via addmm."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf).normal_(std=0.02))
+        self.bias = nn.Parameter(torch.zeros(nf).normal_(std=0.02))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+def gelu_new(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        n = c.positions
+        self.register_buffer(
+            "bias", torch.tril(torch.ones((n, n), dtype=torch.bool)).view(1, 1, n, n))
+        self.embed_dim = c.hidden
+        self.num_heads = c.heads
+        self.head_dim = c.hidden // c.heads
+        self.split_size = c.hidden
+        self.c_attn = Conv1D(3 * c.hidden, c.hidden)
+        self.c_proj = Conv1D(c.hidden, c.hidden)
+
+    def _split_heads(self, t):
+        new_shape = t.size()[:-1] + (self.num_heads, self.head_dim)
+        return t.view(new_shape).permute(0, 2, 1, 3)
+
+    def _merge_heads(self, t):
+        t = t.permute(0, 2, 1, 3).contiguous()
+        new_shape = t.size()[:-2] + (self.num_heads * self.head_dim,)
+        return t.view(new_shape)
+
+    def _attn(self, q, k, v):
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
+        query_length, key_length = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, key_length - query_length:key_length, :key_length]
+        mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+        w = torch.where(causal, w.to(w.dtype), mask_value)
+        w = F.softmax(w, dim=-1)
+        return torch.matmul(w, v)
+
+    def forward(self, hidden):
+        q, k, v = self.c_attn(hidden).split(self.split_size, dim=2)
+        q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)
+        a = self._merge_heads(self._attn(q, k, v))
+        return self.c_proj(a)
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = Conv1D(c.ffn, c.hidden)
+        self.c_proj = Conv1D(c.hidden, c.ffn)
+
+    def forward(self, x):
+        return self.c_proj(gelu_new(self.c_fc(x)))
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.attn = GPT2Attention(c)
+        self.ln_2 = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.mlp = GPT2MLP(c)
+
+    def forward(self, h):
+        h = self.attn(self.ln_1(h)) + h
+        return h + self.mlp(self.ln_2(h))
+
+
+class GPT2Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.wte = nn.Embedding(c.vocab, c.hidden)
+        self.wpe = nn.Embedding(c.positions, c.hidden)
+        self.h = nn.ModuleList([GPT2Block(c) for _ in range(c.layers)])
+        self.ln_f = nn.LayerNorm(c.hidden, eps=c.eps)
+
+    def forward(self, input_ids):
+        input_shape = input_ids.size()
+        input_ids = input_ids.view(-1, input_shape[-1])
+        position_ids = torch.arange(0, input_shape[-1], dtype=torch.long, device=input_ids.device)
+        position_ids = position_ids.unsqueeze(0).view(-1, input_shape[-1])
+        h = self.wte(input_ids) + self.wpe(position_ids)
+        for block in self.h:
+            h = block(h)
+        h = self.ln_f(h)
+        output_shape = input_shape + (h.size(-1),)
+        return h.view(output_shape)
+
+
+def init_transformer(model, std=0.02):
+    """HF's _init_weights: N(0, 0.02) for Linear/Embedding, zero biases, unit LayerNorm."""
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            m.weight.data.normal_(std=std)
+            m.bias.data.normal_(std=std)  # HF zeroes biases; nonzero tests bias handling
+        elif isinstance(m, nn.Embedding):
+            m.weight.data.normal_(std=std)
+        elif isinstance(m, nn.LayerNorm):
+            # slightly off identity, so scale and shift are exercised
+            m.weight.data.fill_(1.0).add_(torch.randn_like(m.weight) * 0.05)
+            m.bias.data.normal_(std=0.02)
+    return model
+
+
+# --------------------------------------------------------------------------
+# cnn_small: a small CNN of our own covering the common vision ops
+# --------------------------------------------------------------------------
+
+class CnnSmall(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False),
+                                  nn.BatchNorm2d(16), nn.ReLU())
+        self.res_a = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, bias=False),
+                                   nn.BatchNorm2d(16), nn.ReLU())
+        self.res_b = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, bias=False),
+                                   nn.BatchNorm2d(16))
+        self.down = nn.Sequential(nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False),
+                                  nn.BatchNorm2d(32), nn.ReLU6())
+        self.pool = nn.MaxPool2d(2)
+        self.dw = nn.Sequential(nn.Conv2d(32, 32, 3, padding=1, groups=32, bias=False),
+                                nn.BatchNorm2d(32), nn.SiLU())
+        self.pw = nn.Sequential(nn.Conv2d(32, 64, 1), nn.ReLU6())
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        x = self.stem(x)
+        x = F.relu(self.res_b(self.res_a(x)) + x)
+        x = self.pool(self.down(x))
+        x = self.pw(self.dw(x))
+        x = torch.flatten(self.gap(x), 1)
+        return self.fc(x)
+
+
+# --------------------------------------------------------------------------
+# the zoo
+# --------------------------------------------------------------------------
+
+def _bert_cfg(args, **kw):
+    c = BertConfig(**kw)
+    if args.layers is not None:
+        c.layers = args.layers
+    if args.hidden is not None:
+        c.hidden = args.hidden
+        c.heads = max(1, args.hidden // 64)
+        c.ffn = 4 * args.hidden
+    if c.hidden % c.heads:
+        sys.exit("--hidden must be a multiple of the head count (%d)" % c.heads)
+    return c
+
+
+def _gpt2_cfg(**kw):
+    base = dict(vocab=50257, hidden=768, layers=12, heads=12, ffn=3072, positions=1024, eps=1e-5)
+    base.update(kw)
+    return BertConfig(**base)
+
+
+def _torchvision(fn):
+    def make(args):
+        import torchvision
+        return getattr(torchvision.models, fn)(weights=None)
+    return make
+
+
+TEXT_BERT = ("input_ids", "attention_mask", "token_type_ids")
+
+ZOO = {
+    # name: (kind, constructor(args), input names, output names)
+    "bert_base": ("bert", lambda a: BertModel(BertConfig()),
+                  TEXT_BERT, ("last_hidden_state", "pooler_output")),
+    "bert_scaled": ("bert", lambda a: BertModel(_bert_cfg(a)),
+                    TEXT_BERT, ("last_hidden_state", "pooler_output")),
+    "bert_tiny": ("bert", lambda a: BertModel(BertConfig(vocab=1024, hidden=64, layers=2, heads=2,
+                                                         ffn=256, positions=128)),
+                  TEXT_BERT, ("last_hidden_state", "pooler_output")),
+    "distilbert": ("bert", lambda a: DistilBertModel(BertConfig(layers=6)),
+                   ("input_ids", "attention_mask"), ("last_hidden_state",)),
+    "distilbert_tiny": ("bert", lambda a: DistilBertModel(BertConfig(vocab=1024, hidden=64, layers=2,
+                                                                     heads=2, ffn=256,
+                                                                     positions=128)),
+                        ("input_ids", "attention_mask"), ("last_hidden_state",)),
+    "gpt2": ("gpt2", lambda a: GPT2Model(_gpt2_cfg()), ("input_ids",), ("last_hidden_state",)),
+    "gpt2_tiny": ("gpt2", lambda a: GPT2Model(_gpt2_cfg(vocab=1024, hidden=64, layers=2, heads=2,
+                                                        ffn=256, positions=128)),
+                  ("input_ids",), ("last_hidden_state",)),
+    "resnet50": ("image", _torchvision("resnet50"), ("input",), ("logits",)),
+    "mobilenet_v2": ("image", _torchvision("mobilenet_v2"), ("input",), ("logits",)),
+    "efficientnet_b0": ("image", _torchvision("efficientnet_b0"), ("input",), ("logits",)),
+    "vit_b_16": ("image", _torchvision("vit_b_16"), ("input",), ("logits",)),
+    "cnn_small": ("image", lambda a: CnnSmall(), ("input",), ("logits",)),
+}
+
+IMAGE_SIZE = {"cnn_small": 32}
+
+
+def perturb_constant_parameters(model, std=0.02):
+    """Add small random values to every parameter whose elements are all equal.
+
+    torchvision zero-initialises many biases (and ViT its whole classifier head,
+    which would make ViT's logits exactly 0) and sets norm scales to one. Trained
+    models have no such tensors; left alone, the exporter merges identical
+    initializers and leaves Identity nodes behind that no real export has.
+    """
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                p.add_(torch.randn_like(p) * std * max(1.0, float(p.flatten()[0].abs())))
+
+
+def calibrate_batchnorm(model, size, seed):
+    """Set BatchNorm running statistics from one random batch.
+
+    With the default statistics (mean 0, var 1) every BatchNorm is the identity
+    and activations grow layer after layer; one calibration pass gives
+    non-trivial, well-scaled statistics, so folded BatchNorms are really tested
+    and reference outputs stay in a sensible range.
+    """
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # cumulative average: after one batch, exactly its stats
+    g = torch.Generator().manual_seed(seed + 1)
+    x = torch.randn(4, 3, size, size, generator=g)
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+
+
+def make_inputs(kind, model, names, batch, seq, size, rng, vocab):
+    """Reference inputs as numpy arrays, in graph input order."""
+    if kind == "image":
+        return [rng.standard_normal((batch, 3, size, size)).astype(np.float32)]
+    ids = rng.integers(1, vocab, size=(batch, seq), dtype=np.int64)
+    mask = np.ones((batch, seq), dtype=np.int64)
+    types = np.zeros((batch, seq), dtype=np.int64)
+    if kind == "bert":
+        # The last row is padded at the end (a quarter of the sequence), like a
+        # tokenizer padding a short sentence; padded ids are 0 ([PAD]).
+        pad = seq // 4
+        if pad:
+            mask[-1, seq - pad:] = 0
+            ids[-1, seq - pad:] = 0
+        # a sentence pair: the second half of the real tokens is segment 1
+        for b in range(batch):
+            real = int(mask[b].sum())
+            types[b, real // 2:real] = 1
+    arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    return [arrays[n] for n in names]
+
+
+def dynamic_axes_for(kind, inputs, outputs):
+    axes = {}
+    for n in inputs:
+        axes[n] = {0: "batch"} if kind == "image" else {0: "batch", 1: "seq"}
+    for n in outputs:
+        axes[n] = {0: "batch"} if (kind == "image" or n == "pooler_output") \
+            else {0: "batch", 1: "seq"}
+    return axes
+
+
+def save_tensor(path, array, name):
+    from onnx import numpy_helper
+    t = numpy_helper.from_array(array, name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def op_counts(model_proto):
+    counts = collections.Counter()
+
+    def walk(graph):
+        for node in graph.node:
+            counts[(node.domain + "." if node.domain else "") + node.op_type] += 1
+            for attr in node.attribute:
+                if attr.g.node:
+                    walk(attr.g)
+                for g in attr.graphs:
+                    walk(g)
+    walk(model_proto.graph)
+    return counts
+
+
+def export_one(name, args):
+    import onnx
+
+    kind, ctor, in_names, out_names = ZOO[name]
+    torch.manual_seed(args.seed)
+    model = ctor(args)
+    if kind != "image":
+        init_transformer(model)
+    size = IMAGE_SIZE.get(name, 224)
+    if kind == "image":
+        perturb_constant_parameters(model)
+        calibrate_batchnorm(model, size, args.seed)
+    model.eval()
+
+    vocab = max([m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)],
+                default=0)  # the word embedding is the largest table
+    seq = args.seq if args.seq is not None else (8 if name.endswith("_tiny") else 128)
+    rng = np.random.default_rng(args.seed + 1000 * args.set)
+    inputs = make_inputs(kind, model, in_names, args.batch, seq, size, rng, vocab)
+    torch_inputs = tuple(torch.from_numpy(a) for a in inputs)
+
+    dirname = name
+    if name == "bert_scaled":
+        c = _bert_cfg(args)
+        dirname = "bert_L%d_H%d" % (c.layers, c.hidden)
+    outdir = os.path.join(args.out, dirname)
+    os.makedirs(outdir, exist_ok=True)
+    onnx_path = os.path.join(outdir, "model.onnx")
+    with torch.no_grad():
+        outputs = model(*torch_inputs)
+        if isinstance(outputs, torch.Tensor):
+            outputs = (outputs,)
+    if not args.data_only:
+        # Traced with autograd on: under no_grad, torch 1.13's nn.MultiheadAttention
+        # (ViT) takes a fused fast path that has no ONNX export.
+        torch.onnx.export(model, torch_inputs, onnx_path, opset_version=OPSET,
+                          do_constant_folding=True, input_names=list(in_names),
+                          output_names=list(out_names),
+                          dynamic_axes=dynamic_axes_for(kind, in_names, out_names))
+
+    proto = onnx.load(onnx_path)
+    onnx.checker.check_model(proto)
+    graph_in = [i.name for i in proto.graph.input]
+    graph_out = [o.name for o in proto.graph.output]
+    if graph_in != list(in_names) or graph_out != list(out_names):
+        sys.exit("%s: graph names %s -> %s differ from %s -> %s"
+                 % (name, graph_in, graph_out, in_names, out_names))
+
+    data_dir = os.path.join(outdir, "test_data_set_%d" % args.set)
+    os.makedirs(data_dir, exist_ok=True)
+    for i, (n, a) in enumerate(zip(in_names, inputs)):
+        save_tensor(os.path.join(data_dir, "input_%d.pb" % i), a, n)
+    for i, (n, t) in enumerate(zip(out_names, outputs)):
+        save_tensor(os.path.join(data_dir, "output_%d.pb" % i),
+                    t.detach().numpy().astype(np.float32), n)
+
+    counts = op_counts(proto)
+    print("%s: %s (%.1f MB), %d nodes" % (name, onnx_path, os.path.getsize(onnx_path) / 2**20,
+                                         sum(counts.values())))
+    print("  inputs:  " + ", ".join("%s %s %s" % (n, a.dtype, list(a.shape))
+                                    for n, a in zip(in_names, inputs)))
+    print("  outputs: " + ", ".join("%s float32 %s" % (n, list(t.shape))
+                                    for n, t in zip(out_names, outputs)))
+    print("  ops: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+    sys.stdout.flush()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("names", nargs="+", metavar="NAME", help=", ".join(ZOO))
+    p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                 "..", "zoo"),
+                   help="output directory (default bench/zoo)")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--seq", type=int, default=None,
+                   help="sequence length for text models (default 128; 8 for *_tiny)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--set", type=int, default=0,
+                   help="test data set number K (test_data_set_K); also varies the inputs")
+    p.add_argument("--data-only", action="store_true",
+                   help="keep an existing model.onnx, only write another test data set")
+    p.add_argument("--layers", type=int, default=None,
+                   help="bert_scaled: layer count (default 12)")
+    p.add_argument("--hidden", type=int, default=None,
+                   help="bert_scaled: hidden size (default 768; heads = hidden/64, FFN = 4*hidden);"
+                        " written to DIR/bert_L<layers>_H<hidden>")
+    args = p.parse_args()
+    unknown = [n for n in args.names if n not in ZOO]
+    if unknown:
+        p.error("unknown model(s): %s (known: %s)" % (", ".join(unknown), ", ".join(ZOO)))
+    torch.set_num_threads(1)
+    # The HF-style code reads shapes at run time on purpose; the tracer's
+    # warnings about it (and about constant torch.tensor) are expected.
+    warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+    args.out = os.path.normpath(args.out)
+    for name in args.names:
+        export_one(name, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+/* Conv and ConvTranspose (fp32, NCHW, 1-D to 3-D). Kernels: templates/c/conv.h on the GEMM
+ * core of templates/c/gemm.h; constant weights are packed at compile time. */
+#include <string.h>
+
+#include "conv.h"
+#include "op.h"
+#include "window.h"
+
+/* im2col / col2im chunk: columns (a multiple of NR) so that rows x columns floats fill about
+ * this many bytes, which then stay in L2 while the weights pass over them. */
+#define CHUNK_BYTES (256 * 1024)
+
+static int64_t chunk_cols(int64_t rows, int64_t cols) {
+  int64_t c = CHUNK_BYTES / (4 * (rows > 0 ? rows : 1)) / FT_GEMM_NR * FT_GEMM_NR;
+  if (c < FT_GEMM_NR) c = FT_GEMM_NR;
+  int64_t all = (cols + FT_GEMM_NR - 1) / FT_GEMM_NR * FT_GEMM_NR;
+  return c < all ? c : all;
+}
+
+/* Checks shared by both ops; k gets the kernel's spatial sizes (from W, or kernel_shape). */
+static int conv_common(ft_opctx *c, int64_t *k, int *nk) {
+  if (c->n_in < 2 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs inputs X and W");
+  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  if (x->dtype != FT_FLOAT || w->dtype != FT_FLOAT || (b && b->dtype != FT_FLOAT))
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "%s is supported for float32 only (got %s)", c->node->op_type, ft_dtype_name(x->dtype));
+  if (x->rank < 3 || x->rank > 5)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "X has rank %d; 3 to 5 (1-D to 3-D) are supported", x->rank);
+  if (w->rank != x->rank) return ft_infer_fail(c, FT_EINVALID, "W has rank %d but X has rank %d", w->rank, x->rank);
+  *nk = x->rank - 2;
+  const int64_t *ks;
+  int m = ft_attr_ints(c->node, "kernel_shape", &ks);
+  if (m >= 0 && m != *nk) return ft_infer_fail(c, FT_EINVALID, "kernel_shape has %d values for %d spatial dims", m, *nk);
+  for (int i = 0; i < *nk; i++) {
+    k[i] = w->dims[2 + i];
+    if (m >= 0 && ks[i] != k[i])
+      return ft_infer_fail(c, FT_EINVALID, "kernel_shape[%d] = %lld but W has %lld", i, (long long)ks[i], (long long)k[i]);
+  }
+  int64_t g = ft_attr_int(c->node, "group", 1);
+  if (g < 1) return ft_infer_fail(c, FT_EINVALID, "group must be positive, got %lld", (long long)g);
+  return 0;
+}
+
+/* ---- Conv ---- */
+
+static int conv_infer(ft_opctx *c) {
+  int64_t k[FT_WIN_MAXD];
+  int nk = 0;
+  int rc = conv_common(c, k, &nk);
+  if (rc) return rc;
+  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
+  if (C % g || w->dims[1] * g != C || CO % g)
+    return ft_infer_fail(c, FT_EINVALID, "X has %lld channels and W is [%lld, %lld, ...] with group %lld: W must be [C_out, C_in/group, ...] with C_out divisible by group",
+                         (long long)C, (long long)CO, (long long)w->dims[1], (long long)g);
+  if (b && (b->rank != 1 || b->dims[0] != CO))
+    return ft_infer_fail(c, FT_EINVALID, "bias B must be [%lld]", (long long)CO);
+  ft_window win;
+  rc = ft_window_infer(c, x, k, nk, 0, &win);
+  if (rc) return rc;
+  ft_tensor *y = c->out[0];
+  y->dtype = FT_FLOAT;
+  y->rank = x->rank;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = CO;
+  for (int i = 0; i < nk; i++) y->dims[2 + i] = win.out[i];
+  return 0;
+}
+
+static int conv_plan(ft_opctx *c, ft_kcall *k) {
+  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  int64_t ks[FT_WIN_MAXD];
+  int nk = 0;
+  conv_common(c, ks, &nk);
+  ft_window win;
+  int rc = ft_window_infer(c, x, ks, nk, 0, &win);
+  if (rc) return rc;
+  int64_t *p = k->p;
+  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
+  int64_t G = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
+  p[FT_CV_N] = x->dims[0];
+  p[FT_CV_C] = C;
+  p[FT_CV_CO] = CO;
+  p[FT_CV_G] = G;
+  p[FT_CV_HAS_BIAS] = b != NULL;
+  ft_window_params(&win, p + FT_CV_IN);
+  int pointwise = 1;
+  for (int i = 0; i < nk; i++)
+    if (win.k[i] != 1 || win.s[i] != 1 || win.pb[i] || win.pe[i]) pointwise = 0;
+  if (G == C && CO == C && nk <= 2) p[FT_CV_MODE] = FT_CV_DEPTHWISE;
+  else if (pointwise) p[FT_CV_MODE] = FT_CV_POINTWISE;
+  else if (nk <= 2 && win.s[0] == 1 && win.s[nk - 1] == 1) p[FT_CV_MODE] = FT_CV_SHIFTED;
+  else p[FT_CV_MODE] = FT_CV_IM2COL;
+  int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  p[FT_CV_CHUNK] = chunk_cols(ft_conv_kg(p), S_out);
+  k->np = FT_CV_NP;
+  k->f[0] = 1; k->f[1] = 1; k->f[2] = 0; k->f[3] = 0;
+  k->nf = 4;
+  FT_K(k, ft_conv_f32);
+  k->scratch = ft_conv_scratch(p);
+  if (w->data && p[FT_CV_MODE] != FT_CV_DEPTHWISE) {
+    k->prepack.input = 1;
+    k->prepack.flag_p = FT_CV_PACKED;
+    k->prepack.pack = ft_conv_pack_w;
+  }
+  return 0;
+}
+
+/* ---- ConvTranspose ---- */
+
+/* Geometry: output sizes and begin pads from pads / output_shape / auto_pad. */
+static int convt_window(ft_opctx *c, const int64_t *k, int nk, ft_window *w) {
+  const ft_tensor *x = c->in[0];
+  memset(w, 0, sizeof *w);
+  w->n = nk;
+  const int64_t *v;
+  int64_t pads[2 * FT_WIN_MAXD] = {0}, opad[FT_WIN_MAXD] = {0}, oshape[FT_WIN_MAXD];
+  for (int i = 0; i < nk; i++) { w->s[i] = 1; w->d[i] = 1; }
+  int m;
+  if ((m = ft_attr_ints(c->node, "strides", &v)) >= 0) {
+    if (m != nk) return ft_infer_fail(c, FT_EINVALID, "strides has %d values for %d spatial dims", m, nk);
+    for (int i = 0; i < nk; i++) w->s[i] = v[i];
+  }
+  if ((m = ft_attr_ints(c->node, "dilations", &v)) >= 0) {
+    if (m != nk) return ft_infer_fail(c, FT_EINVALID, "dilations has %d values for %d spatial dims", m, nk);
+    for (int i = 0; i < nk; i++) w->d[i] = v[i];
+  }
+  if ((m = ft_attr_ints(c->node, "pads", &v)) >= 0) {
+    if (m != 2 * nk) return ft_infer_fail(c, FT_EINVALID, "pads has %d values for %d spatial dims", m, nk);
+    for (int i = 0; i < 2 * nk; i++) pads[i] = v[i];
+  }
+  if ((m = ft_attr_ints(c->node, "output_padding", &v)) >= 0) {
+    if (m != nk) return ft_infer_fail(c, FT_EINVALID, "output_padding has %d values for %d spatial dims", m, nk);
+    for (int i = 0; i < nk; i++) opad[i] = v[i];
+  }
+  int have_oshape = 0;
+  if ((m = ft_attr_ints(c->node, "output_shape", &v)) >= 0) {
+    if (m != nk && m != nk + 2) return ft_infer_fail(c, FT_EINVALID, "output_shape has %d values for %d spatial dims", m, nk);
+    for (int i = 0; i < nk; i++) oshape[i] = v[m - nk + i];
+    have_oshape = 1;
+  }
+  const char *ap = ft_attr_str(c->node, "auto_pad", "NOTSET");
+  int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+  for (int i = 0; i < nk; i++) {
+    int64_t in = x->dims[2 + i], s = w->s[i], d = w->d[i];
+    if (k[i] < 1 || s < 1 || d < 1) return ft_infer_fail(c, FT_EINVALID, "kernel, strides and dilations must be positive");
+    w->in[i] = in;
+    w->k[i] = k[i];
+    int64_t full = s * (in - 1) + opad[i] + (k[i] - 1) * d + 1;
+    if (have_oshape || same) {
+      int64_t o = have_oshape ? oshape[i] : in * s, total = full - o;
+      if (total < 0) { w->pb[i] = 0; w->pe[i] = total; } /* a larger output: extra at the end */
+      else if (!strcmp(ap, "SAME_UPPER")) { w->pb[i] = total / 2; w->pe[i] = total - total / 2; }
+      else { w->pb[i] = total - total / 2; w->pe[i] = total / 2; }
+      w->out[i] = o;
+    } else {
+      if (!strcmp(ap, "NOTSET") || !*ap) { w->pb[i] = pads[i]; w->pe[i] = pads[nk + i]; }
+      if (w->pb[i] < 0 || w->pe[i] < 0) return ft_infer_fail(c, FT_EUNSUPPORTED, "negative pads are not supported");
+      w->out[i] = full - w->pb[i] - w->pe[i];
+    }
+    if (w->out[i] < 1) return ft_infer_fail(c, FT_EINVALID, "output spatial dim %d would be %lld", i, (long long)w->out[i]);
+  }
+  return 0;
+}
+
+static int convt_infer(ft_opctx *c) {
+  int64_t k[FT_WIN_MAXD];
+  int nk = 0;
+  int rc = conv_common(c, k, &nk);
+  if (rc) return rc;
+  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[1] * g;
+  if (w->dims[0] != C || C % g)
+    return ft_infer_fail(c, FT_EINVALID, "X has %lld channels but W is [%lld, ...] with group %lld: W must be [C_in, C_out/group, ...]",
+                         (long long)C, (long long)w->dims[0], (long long)g);
+  if (b && (b->rank != 1 || b->dims[0] != CO))
+    return ft_infer_fail(c, FT_EINVALID, "bias B must be [%lld]", (long long)CO);
+  ft_window win;
+  rc = convt_window(c, k, nk, &win);
+  if (rc) return rc;
+  ft_tensor *y = c->out[0];
+  y->dtype = FT_FLOAT;
+  y->rank = x->rank;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = CO;
+  for (int i = 0; i < nk; i++) y->dims[2 + i] = win.out[i];
+  return 0;
+}
+
+static int convt_plan(ft_opctx *c, ft_kcall *k) {
+  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  int64_t ks[FT_WIN_MAXD];
+  int nk = 0;
+  conv_common(c, ks, &nk);
+  ft_window win;
+  int rc = convt_window(c, ks, nk, &win);
+  if (rc) return rc;
+  int64_t *p = k->p;
+  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
+  int64_t G = ft_attr_int(c->node, "group", 1);
+  p[FT_CV_N] = x->dims[0];
+  p[FT_CV_C] = x->dims[1];
+  p[FT_CV_CO] = w->dims[1] * G;
+  p[FT_CV_G] = G;
+  p[FT_CV_HAS_BIAS] = b != NULL;
+  ft_window_params(&win, p + FT_CV_IN);
+  int64_t Mk = w->dims[1] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
+  p[FT_CV_CHUNK] = chunk_cols(Mk, S_in);
+  k->np = FT_CV_NP;
+  k->nf = 0;
+  FT_K(k, ft_convtranspose_f32);
+  k->scratch = ft_convt_scratch(p);
+  if (w->data) {
+    k->prepack.input = 1;
+    k->prepack.flag_p = FT_CV_PACKED;
+    k->prepack.pack = ft_convt_pack_w;
+  }
+  return 0;
+}
+
+const ft_opdesc ft_ops_conv[] = {
+    {"Conv", "", conv_infer, conv_plan, "conv", 0},
+    {"ConvTranspose", "", convt_infer, convt_plan, "conv", 0},
+    {0}};

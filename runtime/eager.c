@@ -1,0 +1,311 @@
+/* ftax-eager: load a model, then run it node by node like an eager framework (see eager.h).
+ *
+ * Per node and per run: op->infer on the live tensors (their data present), then op->plan and
+ * the kernel, the same sequence ftaxc's constant folding runs (compiler/infer.c fold_node). Ops
+ * whose infer produces the data (Shape, Constant, Size: FT_OP_NOEVAL) need no kernel; views
+ * (FT_OP_ALIAS) point at their input's storage and hold a reference to it.
+ *
+ * What an eager framework would not do is left out on purpose: no constant folding, no fusion,
+ * no pre-packed weights (kernels get the plain layout), no in-place reuse, no memory plan. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eager_impl.h"
+#include "load.h"
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Prefix a message with the model path, as ft_infer does, unless it already names it. */
+static void name_model(ft_err *e, const char *path) {
+  if (!e->code || strstr(e->msg, path)) return;
+  size_t p = strlen(path) + 2, m = strlen(e->msg);
+  if (p >= sizeof e->msg) return;
+  if (p + m >= sizeof e->msg) m = sizeof e->msg - 1 - p;
+  memmove(e->msg + p, e->msg, m);
+  e->msg[p + m] = 0;
+  memcpy(e->msg, path, p - 2);
+  memcpy(e->msg + p - 2, ": ", 2);
+}
+
+/* ---- load ----------------------------------------------------------------------------------- */
+
+/* Graph outputs' dtypes and shapes, from inferring a second copy of the model (ft_infer marks
+ * folded nodes dead, and the graph that runs must keep them). */
+static int learn_output_shapes(ft_eager *h, const char *path, const ft_pins *pins, ft_err *e) {
+  ft_graph *copy = NULL;
+  int rc = ft_load_model(path, &copy, e);
+  if (!rc) rc = ft_resolve_ops(copy, e);
+  if (!rc) rc = ft_specialize(copy, pins, e);
+  if (!rc) rc = ft_infer(copy, 1, e);
+  if (!rc && copy->n_outputs != h->g->n_outputs)
+    rc = ft_fail(e, FT_EINVALID, "%s: internal error: the model loaded differently twice", path);
+  for (int i = 0; !rc && i < copy->n_outputs; i++) {
+    const ft_tensor *t = &copy->vals[copy->outputs[i]].t;
+    h->out_desc[i] = *t;
+    h->out_desc[i].data = NULL;
+  }
+  ft_graph_free(copy);
+  return rc;
+}
+
+static void count_uses(ft_eager *h) {
+  const ft_graph *g = h->g;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in; k++)
+      if (g->nodes[i].in[k] >= 0) h->uses[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->n_outputs; i++) h->uses[g->outputs[i]]++; /* held until copied out */
+}
+
+/* One profile row per op type, and each node's row. */
+static void make_rows(ft_eager *h) {
+  const ft_graph *g = h->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ft_node *n = &g->nodes[i];
+    int r = 0;
+    while (r < h->n_rows && (strcmp(h->rows[r].op_type, n->op_type) || strcmp(h->rows[r].domain, n->domain))) r++;
+    if (r == h->n_rows) {
+      h->rows[r].op_type = n->op_type;
+      h->rows[r].domain = n->domain;
+      h->n_rows++;
+    }
+    h->node_row[i] = r;
+  }
+}
+
+int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err *e) {
+  static const ft_pins no_pins;
+  if (!pins) pins = &no_pins;
+  *out = NULL;
+  ft_eager *h = calloc(1, sizeof *h);
+  if (!h) return ft_fail(e, FT_EIO, "out of memory");
+  int rc = ft_load_model(path, &h->g, e);
+  if (!rc) rc = ft_resolve_ops(h->g, e);
+  if (!rc) rc = ft_specialize(h->g, pins, e);
+  if (rc) { ft_eager_free(h); return rc; }
+  ft_graph *g = h->g;
+  size_t nv = (size_t)g->n_vals + 1, nn = (size_t)g->n_nodes + 1;
+  h->uses = calloc(nv, sizeof *h->uses);
+  h->uses_left = calloc(nv, sizeof *h->uses_left);
+  h->root = calloc(nv, sizeof *h->root);
+  h->store = calloc(nv, sizeof *h->store);
+  h->out_desc = calloc((size_t)g->n_outputs + 1, sizeof *h->out_desc);
+  h->out_slot = calloc(nv, sizeof *h->out_slot);
+  h->node_row = calloc(nn, sizeof *h->node_row);
+  h->rows = calloc(nn, sizeof *h->rows);
+  h->sorted = calloc(nn, sizeof *h->sorted);
+  if (!h->uses || !h->uses_left || !h->root || !h->store || !h->out_desc || !h->out_slot || !h->node_row || !h->rows ||
+      !h->sorted) {
+    ft_eager_free(h);
+    return ft_fail(e, FT_EIO, "out of memory");
+  }
+  for (int v = 0; v < g->n_vals; v++) h->root[v] = v, h->out_slot[v] = -1;
+  for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
+  count_uses(h);
+  make_rows(h);
+  rc = learn_output_shapes(h, path, pins, e);
+  if (rc) { ft_eager_free(h); return rc; }
+  *out = h;
+  return 0;
+}
+
+void ft_eager_free(ft_eager *h) {
+  if (!h) return;
+  if (h->g)
+    for (int i = 0; i < h->g->n_inputs; i++) h->g->vals[h->g->inputs[i]].t.data = NULL; /* the caller's */
+  ft_graph_free(h->g);
+  ft_cache_release(&h->cache);
+  free(h->uses); free(h->uses_left); free(h->root); free(h->store); free(h->out_desc); free(h->out_slot);
+  free(h->node_row); free(h->rows); free(h->sorted);
+  free(h);
+}
+
+int ft_eager_num_inputs(const ft_eager *h) { return h->g->n_inputs; }
+int ft_eager_num_outputs(const ft_eager *h) { return h->g->n_outputs; }
+
+const char *ft_eager_io(const ft_eager *h, int is_output, int i, ft_tensor *desc) {
+  const ft_graph *g = h->g;
+  if (i < 0 || i >= (is_output ? g->n_outputs : g->n_inputs)) return NULL;
+  const ft_value *v = &g->vals[is_output ? g->outputs[i] : g->inputs[i]];
+  if (desc) {
+    *desc = is_output ? h->out_desc[i] : v->t;
+    desc->data = NULL;
+  }
+  return v->name;
+}
+
+/* ---- tensors of a run ----------------------------------------------------------------------- */
+
+/* Value v gets storage of its own. */
+static void own_storage(ft_eager *h, int v, void *ptr, int own, int cls) {
+  h->root[v] = v;
+  h->store[v] = (ft_storage){ptr, 1, own, cls};
+  h->g->vals[v].t.data = ptr;
+}
+
+/* v is done with: drop its reference, and give the storage back when no view still uses it. */
+static void release(ft_eager *h, int v) {
+  ft_tensor *t = &h->g->vals[v].t;
+  if (!t->data) return;
+  t->data = NULL;
+  ft_storage *s = &h->store[h->root[v]];
+  if (s->own == FT_OWN_NONE || --s->refs > 0) return;
+  if (s->own == FT_OWN_CACHE) ft_cache_put(&h->cache, s->ptr, s->cls);
+  else free(s->ptr);
+  *s = (ft_storage){0};
+}
+
+/* Outputs of a node get dense storage from the cache (views and NOEVAL ops excepted). A graph
+ * output a kernel computes is written straight into the caller's buffer, as the generated
+ * program does, so the tax does not include a copy the compiled program avoids. */
+static int alloc_output(ft_eager *h, int v, ft_err *e) {
+  int cls;
+  const ft_tensor *t = &h->g->vals[v].t;
+  int slot = h->out_slot[v];
+  if (slot >= 0) {
+    const ft_tensor *d = &h->out_desc[slot];
+    int same = t->dtype == d->dtype && t->rank == d->rank;
+    for (int k = 0; same && k < d->rank; k++) same = t->dims[k] == d->dims[k];
+    if (same) {
+      own_storage(h, v, h->outputs[slot], FT_OWN_NONE, 0);
+      return 0;
+    }
+  }
+  size_t nb = ft_nbytes(t);
+  void *p = ft_cache_get(&h->cache, nb, &cls);
+  if (!p) return ft_fail(e, FT_EIO, "out of memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
+  own_storage(h, v, p, FT_OWN_CACHE, cls);
+  return 0;
+}
+
+/* ---- one node ------------------------------------------------------------------------------- */
+
+static int run_node(ft_eager *h, int i, ft_err *e) {
+  ft_graph *g = h->g;
+  const ft_node *n = &g->nodes[i];
+  ft_opctx c;
+  ft_opctx_init(&c, g, i, e);
+  for (int j = 0; j < n->n_out; j++) {
+    if (!c.out[j]) continue;
+    c.out[j]->dtype = 0;
+    c.out[j]->rank = 0;
+    c.out[j]->data = NULL;
+  }
+  int rc = n->op->infer(&c);
+  if (rc) { name_model(e, g->path); return rc; }
+
+  /* infer produced the data itself (Shape, Constant, Size): nothing to run */
+  int produced = 1, any = 0;
+  for (int j = 0; j < n->n_out; j++)
+    if (c.out[j]) { if (c.out[j]->data) any = 1; else produced = 0; }
+  if (produced) {
+    for (int j = 0; j < n->n_out; j++)
+      if (c.out[j]) own_storage(h, n->out[j], c.out[j]->data, FT_OWN_MALLOC, 0);
+    return 0;
+  }
+  if (any)
+    for (int j = 0; j < n->n_out; j++)
+      if (c.out[j]) ft_tensor_free_data(c.out[j]);
+  if (n->op->flags & FT_OP_NOEVAL)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s computed no data for its outputs", g->path, ft_node_label(g, i));
+
+  if (n->op->flags & FT_OP_ALIAS) { /* a view: output 0 is input 0's bytes */
+    if (!c.out[0] || !c.in[0]) return ft_fail(e, FT_EINVALID, "%s: %s: a view needs input 0 and output 0", g->path, ft_node_label(g, i));
+    int r = h->root[n->in[0]];
+    h->root[n->out[0]] = r;
+    c.out[0]->data = c.in[0]->data;
+    if (h->store[r].own != FT_OWN_NONE) h->store[r].refs++;
+    for (int j = 1; j < n->n_out; j++) { /* Dropout's mask in inference: all zero as in folding */
+      if (!c.out[j]) continue;
+      if ((rc = alloc_output(h, n->out[j], e))) return rc;
+      memset(c.out[j]->data, 0, ft_nbytes(c.out[j]));
+    }
+    return 0;
+  }
+
+  ft_kcall k;
+  memset(&k, 0, sizeof k);
+  k.prepack.input = -1;
+  rc = n->op->plan(&c, &k);
+  if (rc) { name_model(e, g->path); return rc; }
+  const void *in[FT_MAX_IO];
+  void *out[FT_MAX_IO];
+  for (int j = 0; j < n->n_in; j++) in[j] = c.in[j] ? c.in[j]->data : NULL;
+  for (int j = 0; j < n->n_out; j++) {
+    out[j] = NULL;
+    if (!c.out[j]) continue;
+    if ((rc = alloc_output(h, n->out[j], e))) return rc;
+    out[j] = c.out[j]->data;
+  }
+  void *scratch = NULL;
+  int scls = 0;
+  if (k.scratch && !(scratch = ft_cache_get(&h->cache, k.scratch, &scls)))
+    return ft_fail(e, FT_EIO, "out of memory for %zu bytes of scratch (%s)", k.scratch, ft_node_label(g, i));
+  if (h->profiling) {
+    int64_t t0 = now_ns();
+    k.fn(k.p, k.f, in, out, scratch);
+    int64_t dt = now_ns() - t0;
+    h->rows[h->node_row[i]].kernel_ns += dt;
+    h->kernel_ns += dt;
+  } else {
+    k.fn(k.p, k.f, in, out, scratch);
+  }
+  if (scratch) ft_cache_put(&h->cache, scratch, scls);
+  return 0;
+}
+
+/* ---- a run ---------------------------------------------------------------------------------- */
+
+int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, ft_err *e) {
+  int64_t t_run = h->profiling ? now_ns() : 0;
+  ft_graph *g = h->g;
+  memcpy(h->uses_left, h->uses, sizeof(int) * (size_t)g->n_vals);
+  h->outputs = outputs;
+  for (int i = 0; i < g->n_inputs; i++) {
+    int v = g->inputs[i];
+    own_storage(h, v, (void *)inputs[i], FT_OWN_NONE, 0);
+  }
+  int rc = 0;
+  for (int i = 0; i < g->n_nodes && !rc; i++) {
+    const ft_node *n = &g->nodes[i];
+    int64_t t_node = h->profiling ? now_ns() : 0;
+    rc = run_node(h, i, e);
+    if (rc) break;
+    /* each input read for the last time, and each output nobody reads, is released now */
+    for (int k = 0; k < n->n_in; k++) {
+      int v = n->in[k];
+      if (v >= 0 && g->vals[v].kind == FT_V_ACT && --h->uses_left[v] == 0) release(h, v);
+    }
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] >= 0 && h->uses[n->out[k]] == 0) release(h, n->out[k]);
+    if (h->profiling) {
+      ft_eager_oprow *r = &h->rows[h->node_row[i]];
+      r->calls++;
+      r->node_ns += now_ns() - t_node;
+    }
+  }
+  for (int i = 0; i < g->n_outputs && !rc; i++) {
+    const ft_value *v = &g->vals[g->outputs[i]];
+    const ft_tensor *d = &h->out_desc[i];
+    int same = v->t.dtype == d->dtype && v->t.rank == d->rank && v->t.data;
+    for (int k = 0; same && k < d->rank; k++) same = v->t.dims[k] == d->dims[k];
+    if (!same)
+      rc = ft_fail(e, FT_EINVALID, "%s: output '%s' came out with another type or shape than inference at load time gave",
+                   g->path, v->name);
+    else if (v->t.data != outputs[i]) memcpy(outputs[i], v->t.data, ft_nbytes(d)); /* views, constants, inputs */
+  }
+  /* whatever is still live (the outputs; everything after an error) goes back */
+  for (int v = 0; v < g->n_vals; v++)
+    if (g->vals[v].kind == FT_V_ACT) release(h, v);
+  for (int i = 0; i < g->n_inputs; i++) g->vals[g->inputs[i]].t.data = NULL;
+  h->outputs = NULL;
+  if (h->profiling) { /* failed runs count too: their kernel time is in the rows */
+    h->runs++;
+    h->wall_ns += now_ns() - t_run;
+  }
+  return rc;
+}

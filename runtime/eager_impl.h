@@ -1,0 +1,39 @@
+/* The inside of an ft_eager handle, shared by eager.c (load, run) and profile.c. */
+#ifndef FTAX_EAGER_IMPL_H
+#define FTAX_EAGER_IMPL_H
+
+#include "alloc.h"
+#include "eager.h"
+
+/* Who owns the bytes a value's storage root points at. */
+enum { FT_OWN_NONE = 0, /* a constant of the graph, or a caller's input buffer */
+       FT_OWN_CACHE,    /* a block of the caching allocator */
+       FT_OWN_MALLOC }; /* data an op's infer malloc'ed (Shape, Constant, Size) */
+
+typedef struct ft_storage {
+  void *ptr;
+  int refs; /* live values whose data is ptr (the value itself and its views) */
+  int own;
+  int cls;  /* size class, for FT_OWN_CACHE */
+} ft_storage;
+
+struct ft_eager {
+  ft_graph *g;          /* the graph as loaded: values' tensors hold the run's data */
+  int *uses;            /* per value: node input slots reading it (+1 if a graph output) */
+  int *uses_left;       /* per value, counting down during a run */
+  int *root;            /* per value: the value whose storage it uses (itself unless a view) */
+  ft_storage *store;    /* per value, meaningful where root[v] == v */
+  ft_tensor *out_desc;  /* per graph output: dtype and shape learned at load */
+  int *out_slot;        /* per value: the first graph output it is, -1 if none */
+  void *const *outputs; /* the caller's output buffers during a run */
+  ft_cache cache;
+
+  int profiling;
+  int *node_row;        /* per node: its row in rows */
+  ft_eager_oprow *rows; /* per op type, in order of first appearance */
+  ft_eager_oprow *sorted;
+  int n_rows;
+  int64_t runs, wall_ns, kernel_ns;
+};
+
+#endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install what ftax needs on a fresh Debian machine (bookworm or later).
+#   scripts/install-deps.sh           build + tests: C toolchain, CMake, protobuf-c, libonnx-dev
+#                                     (onnx.proto), Criterion, ONNX backend node tests
+#   scripts/install-deps.sh --bench   also the model zoo and peers: python3-torch, torchvision,
+#                                     python3-onnx, gnuplot, Node.js + onnxruntime-node (npm)
+set -e
+want_bench=0
+[ "${1:-}" = "--bench" ] && want_bench=1
+pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata"
+[ $want_bench = 1 ] && pkgs="$pkgs python3 python3-torch python3-torchvision python3-onnx python3-numpy gnuplot-nox nodejs npm"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "installing:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ $want_bench = 1 ] && [ ! -d "$(dirname "$0")/../bench/peers/node_modules/onnxruntime-node" ]; then
+  (cd "$(dirname "$0")/../bench/peers" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+fi

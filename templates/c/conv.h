@@ -1,0 +1,511 @@
+/* Conv (NCHW, 1-D to 3-D, groups, dilations, strides, pads) and ConvTranspose, fp32.
+ *
+ * A group's output [C_out/g, spatial] is W_g [C_out/g, C_in/g*kernel] times the im2col matrix
+ * [C_in/g*kernel, spatial], so it lands in NCHW directly. The im2col matrix is written straight
+ * into the GEMM core's packed panel layout, a chunk of columns at a time so the chunk stays in
+ * L2 while every weight row block passes over it. A 1x1 stride-1 unpadded conv reads its input
+ * as the B matrix as it is. A stride-1 2-D conv needs no im2col either: computed over the
+ * zero-padded input's full width (the extra columns are dropped when C is stored), the tap
+ * (kh, kw) of every output column reads the padded input at one fixed offset, so row (ci, kh,
+ * kw) of B is the padded input shifted (ft_gemm_op.b_rowoff). Depthwise convs (group == C_in == C_out) run a direct loop instead:
+ * a GEMM with one input channel per group has nothing to reuse.
+ *
+ * Weights are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). */
+#ifndef FT_CONV_H
+#define FT_CONV_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "gemm.h"
+
+/* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
+enum {
+  FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
+  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE */
+  FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
+  FT_CV_HAS_BIAS, FT_CV_ACT,
+  FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
+  FT_CV_IN,         /* in[3], out[3], k[3], s[3], d[3], pad_begin[3] */
+  FT_CV_OUT = FT_CV_IN + 3,
+  FT_CV_K = FT_CV_IN + 6,
+  FT_CV_S = FT_CV_IN + 9,
+  FT_CV_D = FT_CV_IN + 12,
+  FT_CV_P = FT_CV_IN + 15,
+  FT_CV_NP = FT_CV_IN + 18
+};
+enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
+
+/* Weight matrix of one group: rows C_out/g, columns C_in/g * kernel volume. */
+static inline int64_t ft_conv_kg(const int64_t *p) {
+  return p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
+}
+
+/* Prepack hook: every group's weight matrix into A slivers, one group after another. */
+static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
+  int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = ft_conv_kg(p), per = ft_gemm_packed_a_floats(Mg, Kg);
+  size_t bytes = sizeof(float) * (size_t)(per * G);
+  if (!dst) return bytes;
+  for (int64_t g = 0; g < G; g++)
+    ft_gemm_pack_a(Mg, Kg, (const float *)src + g * Mg * Kg, Kg, 1, (float *)dst + g * per);
+  return bytes;
+}
+
+/* im2col row kr (channel, kd, kh, kw) of one group for output columns [col0, col0+ncols), into
+ * a chunk in panel layout (panel j of the chunk at dst + j*Kg*NR, row kr at offset kr*NR). */
+static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int64_t col0,
+                               int64_t ncols, float *dst, int64_t Kg) {
+  const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
+  const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
+  int64_t kw = kr % k[2], t = kr / k[2], kh = t % k[1];
+  t /= k[1];
+  int64_t kd = t % k[0], c = t / k[0];
+  const float *xc = x + c * in[0] * in[1] * in[2];
+  int64_t off_w = kw * d[2] - pb[2], sw = s[2];
+  /* output columns whose input column ow*sw + off_w is inside [0, in[2]) */
+  int64_t ow_lo = off_w >= 0 ? 0 : (-off_w + sw - 1) / sw;
+  int64_t ow_hi = in[2] - 1 - off_w < 0 ? 0 : (in[2] - 1 - off_w) / sw + 1;
+  if (ow_hi > out[2]) ow_hi = out[2];
+  if (ow_lo > ow_hi) ow_lo = ow_hi;
+  int64_t plane = out[1] * out[2];
+  int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
+  float *row = dst + kr * FT_GEMM_NR;
+  for (int64_t j = 0; j < ncols;) {
+    int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
+    int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
+    int valid = id >= 0 && id < in[0] && ih >= 0 && ih < in[1];
+    const float *src = xc + (id * in[1] + ih) * in[2] + off_w;
+    for (int64_t u = 0; u < seg;) { /* split at panel boundaries */
+      int64_t jj = j + u, pos = jj % FT_GEMM_NR;
+      int64_t run = FT_GEMM_NR - pos < seg - u ? FT_GEMM_NR - pos : seg - u;
+      float *dd = row + jj / FT_GEMM_NR * Kg * FT_GEMM_NR + pos;
+      int64_t o0 = ow + u, a = 0, b = 0; /* [a, b): the part of the run inside the input */
+      if (valid) {
+        a = ow_lo - o0 < 0 ? 0 : (ow_lo - o0 > run ? run : ow_lo - o0);
+        b = ow_hi - o0 < a ? a : (ow_hi - o0 > run ? run : ow_hi - o0);
+      }
+      int64_t q = 0;
+      for (; q < a; q++) dd[q] = 0;
+      if (sw == 1) for (; q < b; q++) dd[q] = src[o0 + q];
+      else for (; q < b; q++) dd[q] = src[(o0 + q) * sw];
+      for (; q < run; q++) dd[q] = 0;
+      u += run;
+    }
+    j += seg;
+    ow += seg;
+    if (ow == out[2]) {
+      ow = 0;
+      if (++oh == out[1]) { oh = 0; od++; }
+    }
+  }
+}
+
+/* Depthwise 1-D/2-D conv (group == C_in == C_out), one plane (n, c) at a time.
+ *
+ * A band of output rows is computed at once over the zero-padded input, copied into a buffer
+ * on the stack. With stride s the padded band is stored as s*s phase planes (rows and columns
+ * split by their remainder mod s), so that for every stride each kernel tap reads its phase
+ * plane at one fixed offset: the outputs are computed over the phase width, flattened, 32 at a
+ * time in two vector accumulators, with no bounds checks and no per-row overhead (small planes
+ * such as 7x7 run as fast as large ones). The few columns past the output width are dropped
+ * when the band is copied out. Rows too wide for the buffer take the plain per-tap loop. */
+#define FT_DW_BUF 8192 /* floats in each of the two stack buffers */
+#define FT_DW_MAXTAPS 64
+
+/* The plain loop: each tap is a pass over the output row (any size). */
+static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float *w, float b0,
+                                  float *y) {
+  const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
+  const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
+  int64_t IH = in[1], IW = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
+  int64_t sh = s[1], sw = s[2], dh = d[1], dw = d[2], ph = pb[1], pw = pb[2];
+  for (int64_t oh = 0; oh < OH; oh++) {
+    float *restrict yr = y + oh * OW;
+    for (int64_t ow = 0; ow < OW; ow++) yr[ow] = b0;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      int64_t ih = oh * sh + kh * dh - ph;
+      if (ih < 0 || ih >= IH) continue;
+      const float *restrict xr = x + ih * IW;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t off = kw * dw - pw;
+        int64_t lo_ = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        int64_t hi_ = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1;
+        if (hi_ > OW) hi_ = OW;
+        float wv = w[kh * KW + kw];
+        for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xr[ow * sw + off];
+      }
+    }
+  }
+}
+
+/* Band geometry, computed once per call (no divisions in the per-plane loops): padded width
+ * Wp, phase width Wq, output rows per band (0 when not even one row fits), and per tap its
+ * phase plane and row/column offset inside it; per column phase b, the phase columns [j0, j1)
+ * that come from the input. */
+#define FT_DW_MAXS 4
+typedef struct ft_dw_geo {
+  int64_t s, Wp, Wq, rows;
+  int64_t tap_ph[FT_DW_MAXTAPS], tap_r[FT_DW_MAXTAPS], tap_c[FT_DW_MAXTAPS];
+  int64_t j0[FT_DW_MAXS], j1[FT_DW_MAXS];
+} ft_dw_geo;
+
+static inline int64_t ft_dw_band_floats(const int64_t *p, const ft_dw_geo *g, int64_t rows) {
+  int64_t Hp = (rows - 1) * g->s + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1, Hq = (Hp + g->s - 1) / g->s;
+  return g->s * g->s * Hq * g->Wq + g->Wq + 32; /* the tail absorbs the last vector's overrun */
+}
+
+static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
+  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], IW = p[FT_CV_IN + 2], pw = p[FT_CV_P + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], s = p[FT_CV_S + 2];
+  memset(g, 0, sizeof *g);
+  g->s = s;
+  g->Wp = (OW - 1) * s + (KW - 1) * p[FT_CV_D + 2] + 1;
+  g->Wq = (g->Wp + s - 1) / s;
+  if (p[FT_CV_S + 1] != s || s > FT_DW_MAXS || KH * KW > FT_DW_MAXTAPS) return;
+  for (int64_t t = 0; t < KH * KW; t++) {
+    int64_t rh = t / KW * p[FT_CV_D + 1], rw = t % KW * p[FT_CV_D + 2];
+    g->tap_ph[t] = (rh % s) * s + rw % s;
+    g->tap_r[t] = rh / s;
+    g->tap_c[t] = rw / s;
+  }
+  for (int64_t b = 0; b < s; b++) { /* phase column j is input column j*s + b - pw */
+    int64_t j0 = pw - b <= 0 ? 0 : (pw - b + s - 1) / s, j1 = (IW + pw - b + s - 1) / s;
+    if (j1 > g->Wq) j1 = g->Wq;
+    if (j0 > j1) j0 = j1;
+    g->j0[b] = j0;
+    g->j1[b] = j1;
+  }
+  for (int64_t r = OH; r >= 1; r = r > 8 ? r * 3 / 4 : r - 1)
+    if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
+}
+
+static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
+                                   const float *w, float b0, float *y) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
+  int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
+  float xp[FT_DW_BUF] __attribute__((aligned(64))), ext[FT_DW_BUF] __attribute__((aligned(64)));
+  int64_t off[FT_DW_MAXTAPS];
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += g->rows) {
+    int64_t R = OH - oh0 < g->rows ? OH - oh0 : g->rows;
+    int64_t Hp = (R - 1) * s + (KH - 1) * dh + 1, Hq = (Hp + s - 1) / s;
+    int64_t len = ft_dw_band_floats(p, g, R), next = R * Wq;
+    for (int64_t h = 0, hq = 0, hr = 0; h < Hq * s; h++) { /* h = hq*s + hr: input row oh0*s + h - ph */
+      int64_t ih = oh0 * s + h - ph;
+      int inside = h < Hp && ih >= 0 && ih < IH;
+      const float *src = x + ih * IW - pw;
+      for (int64_t b = 0; b < s; b++) {
+        float *dst = xp + ((hr * s + b) * Hq + hq) * Wq;
+        int64_t j = 0, j0 = inside ? g->j0[b] : 0, j1 = inside ? g->j1[b] : 0;
+        for (; j < j0; j++) dst[j] = 0;
+        if (s == 1) for (; j < j1; j++) dst[j] = src[j];
+        else if (s == 2) for (const float *sb = src + b; j < j1; j++) dst[j] = sb[2 * j];
+        else for (; j < j1; j++) dst[j] = src[j * s + b];
+        for (; j < Wq; j++) dst[j] = 0;
+      }
+      if (++hr == s) { hr = 0; hq++; }
+    }
+    for (int64_t i = s * s * Hq * Wq; i < len; i++) xp[i] = 0;
+    for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
+    int64_t n = 0;
+    for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
+      ft_v16f a[8];
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
+      for (int64_t t = 0; t < T; t++) {
+        const float *q = xp + n + off[t];
+        float wt = w[t];
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
+      }
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
+    }
+    for (; n + 32 <= next; n += 32) {
+      ft_v16f a0 = (ft_v16f){0} + b0, a1 = a0;
+      for (int64_t t = 0; t < T; t++) {
+        a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+        a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
+      }
+      *(ft_v16u *)(ext + n) = a0;
+      *(ft_v16u *)(ext + n + 16) = a1;
+    }
+    for (; n < next; n += 16) {
+      ft_v16f a0 = (ft_v16f){0} + b0;
+      for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+      *(ft_v16u *)(ext + n) = a0;
+    }
+    for (int64_t r = 0; r < R; r++) memcpy(y + (oh0 + r) * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+  }
+}
+
+static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
+                              float *Y, const ft_gemm_epi *e) {
+  int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
+  int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  ft_dw_geo geo;
+  ft_dw_geometry(p, &geo);
+  int act = e->act;
+  float lo = e->lo, hi = e->hi;
+#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+  for (int64_t pl = 0; pl < planes; pl++) {
+    int64_t c = pl % C;
+    const float *x = X + pl * IHW, *w = W + c * KH * KW;
+    float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
+    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y);
+    else ft_conv_dw_plane_taps(p, x, w, b0, y);
+    if (act == FT_ACT_RELU) for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] > 0 ? y[i] : 0;
+    else if (act == FT_ACT_CLIP)
+      for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+  }
+}
+
+/* Shifted mode: the padded input of one group is [C_in/g, Hp, Wp] plus a zero tail that the
+ * last taps of the widest rows read past the end. */
+static inline int64_t ft_conv_padded_floats(const int64_t *p) {
+  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
+  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  int64_t n = p[FT_CV_C] / p[FT_CV_G] * Hp * Wp + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  return (n + 15) / 16 * 16;
+}
+
+/* Scratch: one im2col chunk, or the padded input and B's row offsets (shifted mode). */
+static inline size_t ft_conv_scratch(const int64_t *p) {
+  if (p[FT_CV_MODE] == FT_CV_IM2COL) return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
+  if (p[FT_CV_MODE] == FT_CV_SHIFTED)
+    return sizeof(float) * (size_t)ft_conv_padded_floats(p) + sizeof(int64_t) * (size_t)ft_conv_kg(p);
+  return 0;
+}
+
+/* Shifted mode, one group of one image: padded input rows (channels split across threads). */
+static void ft_conv_pad_plane(const int64_t *p, const float *x, int64_t ci, float *xp) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
+  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
+  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  const float *xc = x + ci * IH * IW;
+  float *dst = xp + ci * Hp * Wp;
+  int64_t w1 = pw + IW < Wp ? pw + IW : Wp; /* columns [pw, w1) come from the input */
+  for (int64_t h = 0; h < Hp; h++) {
+    float *row = dst + h * Wp;
+    int64_t ih = h - ph;
+    if (ih < 0 || ih >= IH) {
+      for (int64_t w = 0; w < Wp; w++) row[w] = 0;
+      continue;
+    }
+    const float *src = xc + ih * IW - pw;
+    int64_t w = 0;
+    for (; w < pw && w < Wp; w++) row[w] = 0;
+    for (; w < w1; w++) row[w] = src[w];
+    for (; w < Wp; w++) row[w] = 0;
+  }
+}
+
+/* in: X, W, optional B; f: [alpha, beta, clip lo, clip hi] (alpha = beta = 1 for Conv). */
+static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
+                        void *scratch) {
+  const float *X = (const float *)in[0], *W = (const float *)in[1];
+  const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
+  float *Y = (float *)out[0], *col = (float *)scratch;
+  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3]};
+  if (p[FT_CV_MODE] == FT_CV_DEPTHWISE) {
+    ft_conv_depthwise(p, X, W, bias, Y, &e);
+    return;
+  }
+  int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
+  int64_t Mg = CO / G, Cg = C / G, Kg = ft_conv_kg(p);
+  int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
+  int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  int64_t wper = ft_gemm_packed_a_floats(Mg, Kg), chunk = p[FT_CV_CHUNK];
+  ft_gemm_op g0;
+  memset(&g0, 0, sizeof g0);
+  g0.M = Mg; g0.K = Kg; g0.ldc = S_out;
+  g0.a_rs = Kg; g0.a_cs = 1;
+  g0.b_rs = S_in; g0.b_cs = 1;
+  g0.e = e;
+  int64_t mc = ft_gemm_mc(Mg, Kg);
+  int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
+  (void)par; (void)Cg; (void)col; (void)chunk;
+#pragma omp parallel if (par)
+  {
+    if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
+      int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2];
+      int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+      int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw, Sp = Hp * Wp, np = ft_conv_padded_floats(p);
+      int64_t *rowoff = (int64_t *)(col + np);
+#pragma omp for schedule(static)
+      for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
+        int64_t kw = kr % KW, kh = kr / KW % KH, ci = kr / KW / KH;
+        rowoff[kr] = ci * Sp + kh * dh * Wp + kw * dw;
+      }
+      for (int64_t ng = 0; ng < N * G; ng++) {
+        int64_t n = ng / G, g = ng % G;
+        const float *xg = X + (n * C + g * Cg) * S_in;
+#pragma omp for schedule(static)
+        for (int64_t ci = 0; ci <= Cg; ci++) {
+          if (ci < Cg) ft_conv_pad_plane(p, xg, ci, col);
+          else for (int64_t i = Cg * Sp; i < np; i++) col[i] = 0;
+        }
+        ft_gemm_op gi = g0;
+        gi.N = OH * Wp;
+        gi.c_wrap = Wp;
+        gi.c_keep = OW;
+        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
+        else gi.a = W + g * Mg * Kg;
+        gi.b = col;
+        gi.b_rowoff = rowoff;
+        gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (bias) gi.e.bias = bias + g * Mg;
+        int64_t n_items = ft_gemm_items(&gi, mc);
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
+      }
+    } else if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
+      /* B is the group's input itself: [C_in/g, spatial], packed a micro-panel at a time */
+      ft_gemm_op gp = g0;
+      gp.N = S_out;
+      int64_t per = ft_gemm_items(&gp, mc), n_items = N * G * per;
+#pragma omp for schedule(static)
+      for (int64_t it = 0; it < n_items; it++) {
+        int64_t ng = it / per, n = ng / G, g = ng % G;
+        ft_gemm_op gi = gp;
+        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
+        else gi.a = W + g * Mg * Kg;
+        gi.b = X + (n * C + g * Cg) * S_in;
+        gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (bias) gi.e.bias = bias + g * Mg;
+        ft_gemm_item(&gi, mc, it % per);
+      }
+    } else {
+      for (int64_t ng = 0; ng < N * G; ng++) {
+        int64_t n = ng / G, g = ng % G;
+        const float *xg = X + (n * C + g * Cg) * S_in;
+        for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
+          int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
+#pragma omp for schedule(static)
+          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col, Kg);
+          ft_gemm_op gi = g0;
+          gi.N = nc;
+          if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
+          else gi.a = W + g * Mg * Kg;
+          gi.bp = col;
+          gi.c = Y + (n * CO + g * Mg) * S_out + c0;
+          if (bias) gi.e.bias = bias + g * Mg;
+          int64_t n_items = ft_gemm_items(&gi, mc);
+#pragma omp for schedule(static)
+          for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
+        }
+      }
+    }
+  }
+}
+
+/* ---- ConvTranspose ---------------------------------------------------------------------------
+ * Same p layout, with in/out the input and output spatial sizes, C the input channels and CO
+ * the output channels. Per group: cols [C_out/g * kernel, spatial_in] = W_g^T * X_g by the GEMM
+ * core (W [C_in, C_out/g, kernel] read transposed, packed at compile time when constant), then
+ * cols is added into Y at o = i*stride + k*dilation - pad (col2im), a chunk of columns at a
+ * time. Each output channel is accumulated by one thread in a fixed order. */
+
+static size_t ft_convt_pack_w(const int64_t *p, const void *src, void *dst) {
+  int64_t G = p[FT_CV_G], Cg = p[FT_CV_C] / G;
+  int64_t Mk = p[FT_CV_CO] / G * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  int64_t per = ft_gemm_packed_a_floats(Mk, Cg);
+  size_t bytes = sizeof(float) * (size_t)(per * G);
+  if (!dst) return bytes;
+  for (int64_t g = 0; g < G; g++)
+    ft_gemm_pack_a(Mk, Cg, (const float *)src + g * Cg * Mk, 1, Mk, (float *)dst + g * per);
+  return bytes;
+}
+
+static inline size_t ft_convt_scratch(const int64_t *p) {
+  int64_t Mk = p[FT_CV_CO] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  return sizeof(float) * (size_t)(Mk * p[FT_CV_CHUNK]);
+}
+
+/* Add cols rows of output channel plane y (one channel of one group) for input columns
+ * [col0, col0+nc). */
+static void ft_convt_col2im(const int64_t *p, const float *cols, int64_t m, int64_t col0,
+                            int64_t nc, float *y) {
+  const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
+  const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
+  int64_t kvol = k[0] * k[1] * k[2];
+  for (int64_t t = 0; t < kvol; t++) {
+    int64_t kx = t % k[2], ky = t / k[2] % k[1], kz = t / k[2] / k[1];
+    const float *r = cols + (m * kvol + t) * nc;
+    int64_t offx = kx * d[2] - pb[2], sx = s[2];
+    int64_t ix_lo = offx >= 0 ? 0 : (-offx + sx - 1) / sx;
+    int64_t ix_hi = out[2] - 1 - offx < 0 ? 0 : (out[2] - 1 - offx) / sx + 1;
+    if (ix_hi > in[2]) ix_hi = in[2];
+    int64_t plane = in[1] * in[2];
+    int64_t iz = col0 / plane, iy = col0 % plane / in[2], ix = col0 % in[2];
+    for (int64_t j = 0; j < nc;) {
+      int64_t seg = in[2] - ix < nc - j ? in[2] - ix : nc - j;
+      int64_t oz = iz * s[0] + kz * d[0] - pb[0], oy = iy * s[1] + ky * d[1] - pb[1];
+      if (oz >= 0 && oz < out[0] && oy >= 0 && oy < out[1]) {
+        float *yr = y + (oz * out[1] + oy) * out[2] + offx;
+        const float *rr = r + j - ix;
+        int64_t a = ix_lo > ix ? ix_lo : ix, b = ix_hi < ix + seg ? ix_hi : ix + seg;
+        if (sx == 1) for (int64_t q = a; q < b; q++) yr[q] += rr[q];
+        else for (int64_t q = a; q < b; q++) yr[q * sx] += rr[q];
+      }
+      j += seg;
+      ix += seg;
+      if (ix == in[2]) {
+        ix = 0;
+        if (++iy == in[1]) { iy = 0; iz++; }
+      }
+    }
+  }
+}
+
+static void ft_convtranspose_f32(const int64_t *p, const double *f, const void *const *in,
+                                 void *const *out, void *scratch) {
+  (void)f;
+  const float *X = (const float *)in[0], *W = (const float *)in[1];
+  const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
+  float *Y = (float *)out[0], *cols = (float *)scratch;
+  int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
+  int64_t Mg = CO / G, Cg = C / G, kvol = p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2], Mk = Mg * kvol;
+  int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
+  int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  int64_t wper = ft_gemm_packed_a_floats(Mk, Cg), chunk = p[FT_CV_CHUNK];
+  ft_gemm_op g0;
+  memset(&g0, 0, sizeof g0);
+  g0.M = Mk; g0.K = Cg;
+  g0.a_rs = 1; g0.a_cs = Mk;
+  g0.b_rs = S_in; g0.b_cs = 1;
+  g0.e.alpha = 1;
+  int64_t mc = ft_gemm_mc(Mk, Cg);
+  int par = N * Mk * S_in * Cg > FT_GEMM_PAR_FLOPS;
+  (void)par; (void)wper;
+#pragma omp parallel if (par)
+  {
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < N * CO; pl++) {
+      float b0 = bias ? bias[pl % CO] : 0.0f;
+      for (int64_t i = 0; i < S_out; i++) Y[pl * S_out + i] = b0;
+    }
+    for (int64_t ng = 0; ng < N * G; ng++) {
+      int64_t n = ng / G, g = ng % G;
+      for (int64_t c0 = 0; c0 < S_in; c0 += chunk) {
+        int64_t nc = S_in - c0 < chunk ? S_in - c0 : chunk;
+        ft_gemm_op gi = g0;
+        gi.N = nc;
+        gi.ldc = nc;
+        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
+        else gi.a = W + g * Cg * Mk;
+        gi.b = X + (n * C + g * Cg) * S_in + c0;
+        gi.c = cols;
+        int64_t n_items = ft_gemm_items(&gi, mc);
+#pragma omp for schedule(static)
+        for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
+#pragma omp for schedule(static)
+        for (int64_t m = 0; m < Mg; m++)
+          ft_convt_col2im(p, cols, m, c0, nc, Y + (n * CO + g * Mg + m) * S_out);
+      }
+    }
+  }
+}
+
+#endif

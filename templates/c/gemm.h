@@ -1,0 +1,487 @@
+/* fp32 GEMM core: C[M,N] = alpha * A[M,K] * B[K,N] + beta * bias, then an optional activation.
+ *
+ * Structure (Goto/BLIS): a register-blocked micro-kernel computes an MR x NR tile of C from a
+ * "sliver" of A (kc x MR, k-major) and a "panel" of B (kc x NR, k-major), both contiguous, so
+ * the inner loop is two vector loads of B, MR broadcasts of A and 2*MR FMAs. K is cut into
+ * blocks of KC so the B micro-panel (KC x NR floats) stays in L1 while it is reused by every A
+ * sliver; the A rows of one work item stay in L2 while it is reused by consecutive panels.
+ *
+ * Both operands come either packed (the layouts below: A in MR-row slivers, B in NR-column
+ * panels, each over the full K) or as plain strided matrices, in which case the kc-deep piece
+ * the micro-kernel needs is packed on the fly into a small buffer on the stack. Packed B is
+ * what ftaxc writes at compile time for constant weights (ft_prepack); a B computed at run time
+ * (attention's Q.K^T) is packed panel by panel, once per KC block, so it costs the same.
+ *
+ * The vector type uses GCC vector extensions: AVX-512 with -march=native on this machine,
+ * correct (and narrower) code anywhere else. Every element of C is computed by the same
+ * sequence of operations whatever the tiling of work across threads, so results do not depend
+ * on the thread count. */
+#ifndef FT_GEMM_H
+#define FT_GEMM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "tensor.h"
+
+#ifndef FT_GEMM_MR
+#define FT_GEMM_MR 12 /* rows of a register tile: 2*MR accumulators + 2 B vectors <= 32 zmm */
+#endif
+#define FT_GEMM_NR 32 /* columns of a register tile: two 16-float vectors */
+#ifndef FT_GEMM_KC
+#define FT_GEMM_KC 256 /* K block: a B micro-panel of KC*NR floats (32 KiB) stays in L1 */
+#endif
+#ifndef FT_GEMM_L2
+#define FT_GEMM_L2 (512 * 1024) /* bytes of A rows one work item may keep in L2 */
+#endif
+
+typedef float ft_v16f __attribute__((vector_size(64)));
+typedef float ft_v16u __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned */
+
+enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2 };
+
+/* What happens to a finished tile: C = alpha * acc + beta * bias[m * bias_rs + n * bias_cs]
+ * (no bias term when bias is NULL), then relu or clip to [lo, hi]. */
+typedef struct ft_gemm_epi {
+  float alpha, beta;
+  const float *bias;
+  int64_t bias_rs, bias_cs;
+  int act;
+  float lo, hi;
+} ft_gemm_epi;
+
+/* One GEMM. A element (m,k) is a[m * a_rs + k * a_cs] unless ap (packed) is given; likewise B
+ * element (k,n) is b[k * b_rs + n * b_cs] unless bp is given, or b[b_rowoff[k] + n] when the
+ * rows of B are scattered (a convolution's shifted input rows). C is row-major with stride
+ * ldc; with c_wrap set, column n of a row is written at (n / c_wrap) * c_keep + n % c_wrap and
+ * dropped when n % c_wrap >= c_keep (output rows computed over a padded width). */
+typedef struct ft_gemm_op {
+  int64_t M, N, K;
+  const float *ap;
+  const float *a;
+  int64_t a_rs, a_cs;
+  const float *bp;
+  const float *b;
+  int64_t b_rs, b_cs;
+  const int64_t *b_rowoff;
+  float *c;
+  int64_t ldc;
+  int64_t c_wrap, c_keep;
+  ft_gemm_epi e;
+} ft_gemm_op;
+
+/* ---- packed layouts ------------------------------------------------------------------------
+ * A: sliver s (rows s*MR .. s*MR+MR-1) at ap + s*K*MR; element (s*MR+r, k) at [k*MR + r].
+ * B: panel j (columns j*NR .. j*NR+NR-1) at bp + j*K*NR; element (k, j*NR+c) at [k*NR + c].
+ * Rows and columns past M and N are zero. */
+static inline int64_t ft_gemm_packed_a_floats(int64_t M, int64_t K) {
+  return (M + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR * K;
+}
+static inline int64_t ft_gemm_packed_b_floats(int64_t K, int64_t N) {
+  return (N + FT_GEMM_NR - 1) / FT_GEMM_NR * FT_GEMM_NR * K;
+}
+
+/* Rows s*MR.. of A, k in [k0, k0+kc), into dst (kc x MR). */
+static void ft_gemm_pack_a_sliver(int64_t M, const float *a, int64_t rs, int64_t cs, int64_t s,
+                                  int64_t k0, int64_t kc, float *restrict dst) {
+  int64_t m0 = s * FT_GEMM_MR;
+  int mr = M - m0 < FT_GEMM_MR ? (int)(M - m0) : FT_GEMM_MR;
+  if (mr < FT_GEMM_MR) memset(dst, 0, sizeof(float) * (size_t)(kc * FT_GEMM_MR));
+  if (cs == 1) { /* row-major: read each row along k */
+    for (int r = 0; r < mr; r++) {
+      const float *src = a + (m0 + r) * rs + k0;
+      for (int64_t k = 0; k < kc; k++) dst[k * FT_GEMM_MR + r] = src[k];
+    }
+  } else { /* transposed (rs == 1): read each column of A^T along m */
+    for (int64_t k = 0; k < kc; k++) {
+      const float *src = a + (k0 + k) * cs + m0 * rs;
+      for (int r = 0; r < mr; r++) dst[k * FT_GEMM_MR + r] = src[r * rs];
+    }
+  }
+}
+
+/* Columns j*NR.. of B, k in [k0, k0+kc), into dst (kc x NR). */
+static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t cs, int64_t j,
+                                 int64_t k0, int64_t kc, float *restrict dst) {
+  int64_t n0 = j * FT_GEMM_NR;
+  int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
+  if (cs == 1 && nr == FT_GEMM_NR) {
+    for (int64_t k = 0; k < kc; k++) {
+      const float *src = b + (k0 + k) * rs + n0;
+      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
+    }
+  } else if (cs == 1) {
+    for (int64_t k = 0; k < kc; k++) {
+      const float *src = b + (k0 + k) * rs + n0;
+      int c = 0;
+      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
+      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
+    }
+  } else { /* transposed B (B^T row-major): read each column of B along k */
+    if (nr < FT_GEMM_NR) memset(dst, 0, sizeof(float) * (size_t)(kc * FT_GEMM_NR));
+    for (int c = 0; c < nr; c++) {
+      const float *src = b + (n0 + c) * cs + k0 * rs;
+      for (int64_t k = 0; k < kc; k++) dst[k * FT_GEMM_NR + c] = src[k * rs];
+    }
+  }
+}
+
+/* The same for a B whose row k starts at b + rowoff[k] (unit column stride). */
+static void ft_gemm_pack_b_panel_rows(int64_t N, const float *b, const int64_t *rowoff, int64_t j,
+                                      int64_t k0, int64_t kc, float *restrict dst) {
+  int64_t n0 = j * FT_GEMM_NR;
+  int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
+  for (int64_t k = 0; k < kc; k++) {
+    const float *src = b + rowoff[k0 + k] + n0;
+    if (nr == FT_GEMM_NR) {
+      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
+    } else {
+      int c = 0;
+      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
+      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
+    }
+  }
+}
+
+/* Whole matrices into the packed layouts (ft_gemm_packed_*_floats floats at dst). */
+static void ft_gemm_pack_a(int64_t M, int64_t K, const float *a, int64_t rs, int64_t cs, float *dst) {
+  for (int64_t s = 0; s * FT_GEMM_MR < M; s++)
+    ft_gemm_pack_a_sliver(M, a, rs, cs, s, 0, K, dst + s * K * FT_GEMM_MR);
+}
+static void ft_gemm_pack_b(int64_t K, int64_t N, const float *b, int64_t rs, int64_t cs, float *dst) {
+  for (int64_t j = 0; j * FT_GEMM_NR < N; j++)
+    ft_gemm_pack_b_panel(N, b, rs, cs, j, 0, K, dst + j * K * FT_GEMM_NR);
+}
+
+/* ---- micro-kernel --------------------------------------------------------------------------
+ * t (mr x NR, row-major) = A sliver (kc x MR) * B panel (kc x NR). mr is a constant in each
+ * instance below, so the accumulators are registers and the row loop is unrolled. */
+static inline __attribute__((always_inline)) void ft_gemm_ukernel(const int mr, int64_t kc,
+                                                                   const float *restrict a,
+                                                                   const float *restrict b,
+                                                                   float *restrict t) {
+  ft_v16f c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
+  for (int64_t k = 0; k < kc; k++) {
+    ft_v16f b0 = *(const ft_v16u *)b, b1 = *(const ft_v16u *)(b + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      c0[i] += a[i] * b0;
+      c1[i] += a[i] * b1;
+    }
+    a += FT_GEMM_MR;
+    b += FT_GEMM_NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    *(ft_v16u *)(t + i * FT_GEMM_NR) = c0[i];
+    *(ft_v16u *)(t + i * FT_GEMM_NR + 16) = c1[i];
+  }
+}
+
+/* One row (a GEMV, M = 1): two accumulators would leave the FMA units waiting on their own
+ * latency, so even and odd k go to separate ones, summed at the end. */
+static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *restrict b,
+                              float *restrict t) {
+  ft_v16f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
+  int64_t k = 0;
+  for (; k + 1 < kc; k += 2) {
+    c0 += a[0] * *(const ft_v16u *)b;
+    c1 += a[0] * *(const ft_v16u *)(b + 16);
+    c2 += a[FT_GEMM_MR] * *(const ft_v16u *)(b + FT_GEMM_NR);
+    c3 += a[FT_GEMM_MR] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
+    a += 2 * FT_GEMM_MR;
+    b += 2 * FT_GEMM_NR;
+  }
+  if (k < kc) {
+    c0 += a[0] * *(const ft_v16u *)b;
+    c1 += a[0] * *(const ft_v16u *)(b + 16);
+  }
+  *(ft_v16u *)t = c0 + c2;
+  *(ft_v16u *)(t + 16) = c1 + c3;
+}
+
+#define FT_GEMM_UK(MR_)                                                                        \
+  static void ft_gemm_ukernel_##MR_(int64_t kc, const float *a, const float *b, float *t) {    \
+    ft_gemm_ukernel(MR_, kc, a, b, t);                                                         \
+  }
+FT_GEMM_UK(2) FT_GEMM_UK(3) FT_GEMM_UK(4) FT_GEMM_UK(5) FT_GEMM_UK(6)
+FT_GEMM_UK(7) FT_GEMM_UK(8)
+#if FT_GEMM_MR > 8
+FT_GEMM_UK(9) FT_GEMM_UK(10) FT_GEMM_UK(11) FT_GEMM_UK(12)
+#endif
+#if FT_GEMM_MR > 12
+FT_GEMM_UK(13) FT_GEMM_UK(14)
+#endif
+#undef FT_GEMM_UK
+
+static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *b, float *t) {
+  switch (mr) {
+  case 1: ft_gemm_ukernel_1(kc, a, b, t); break;
+  case 2: ft_gemm_ukernel_2(kc, a, b, t); break;
+  case 3: ft_gemm_ukernel_3(kc, a, b, t); break;
+  case 4: ft_gemm_ukernel_4(kc, a, b, t); break;
+  case 5: ft_gemm_ukernel_5(kc, a, b, t); break;
+  case 6: ft_gemm_ukernel_6(kc, a, b, t); break;
+  case 7: ft_gemm_ukernel_7(kc, a, b, t); break;
+  case 8: ft_gemm_ukernel_8(kc, a, b, t); break;
+#if FT_GEMM_MR > 8
+  case 9: ft_gemm_ukernel_9(kc, a, b, t); break;
+  case 10: ft_gemm_ukernel_10(kc, a, b, t); break;
+  case 11: ft_gemm_ukernel_11(kc, a, b, t); break;
+  case 12: ft_gemm_ukernel_12(kc, a, b, t); break;
+#endif
+#if FT_GEMM_MR > 12
+  case 13: ft_gemm_ukernel_13(kc, a, b, t); break;
+  case 14: ft_gemm_ukernel_14(kc, a, b, t); break;
+#endif
+  default: break;
+  }
+}
+
+/* ---- tile epilogue ------------------------------------------------------------------------ */
+
+/* One row of a tile into C: n is NR (a constant after inlining: vector code) or the edge. */
+static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
+                                                              const float *restrict t,
+                                                              const float *restrict bias,
+                                                              int64_t bcs, int n,
+                                                              const ft_gemm_epi *e, int first,
+                                                              int last) {
+  float alpha = e->alpha;
+  if (!first) for (int j = 0; j < n; j++) c[j] += alpha * t[j];
+  else if (!bias) for (int j = 0; j < n; j++) c[j] = alpha * t[j];
+  else if (bcs == 0) {
+    float bv = e->beta * bias[0];
+    for (int j = 0; j < n; j++) c[j] = alpha * t[j] + bv;
+  } else if (bcs == 1) {
+    float beta = e->beta;
+    for (int j = 0; j < n; j++) c[j] = alpha * t[j] + beta * bias[j];
+  } else {
+    float beta = e->beta;
+    for (int j = 0; j < n; j++) c[j] = alpha * t[j] + beta * bias[j * bcs];
+  }
+  if (last && e->act == FT_ACT_RELU)
+    for (int j = 0; j < n; j++) c[j] = c[j] > 0 ? c[j] : 0;
+  else if (last && e->act == FT_ACT_CLIP) {
+    float lo = e->lo, hi = e->hi;
+    for (int j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
+  }
+}
+
+static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,
+                          int nr, int first, int last) {
+  const ft_gemm_epi *e = &g->e;
+  if (g->c_wrap) { /* columns wrap around output rows: store the kept pieces */
+    for (int i = 0; i < mr; i++) {
+      const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs : NULL;
+      for (int j = 0; j < nr;) {
+        int64_t n = n0 + j, r = n / g->c_wrap, q = n % g->c_wrap;
+        int run = g->c_wrap - q < nr - j ? (int)(g->c_wrap - q) : nr - j;
+        if (q < g->c_keep) {
+          int len = g->c_keep - q < run ? (int)(g->c_keep - q) : run;
+          float *c = g->c + (m0 + i) * g->ldc + r * g->c_keep + q;
+          ft_gemm_row(c, t + i * FT_GEMM_NR + j, bias ? bias + n * e->bias_cs : NULL, e->bias_cs, len, e, first, last);
+        }
+        j += run;
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < mr; i++) {
+    float *c = g->c + (m0 + i) * g->ldc + n0;
+    const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs + n0 * e->bias_cs : NULL;
+    if (nr == FT_GEMM_NR) ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, FT_GEMM_NR, e, first, last);
+    else ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, nr, e, first, last);
+  }
+}
+
+/* ---- drivers ------------------------------------------------------------------------------ */
+
+/* Rows [m0, m1) (m0 a multiple of MR) of the NR-wide column panel jr of C, over all of K. */
+static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t jr) {
+  float bbuf[FT_GEMM_KC * FT_GEMM_NR] __attribute__((aligned(64)));
+  float abuf[FT_GEMM_KC * FT_GEMM_MR] __attribute__((aligned(64)));
+  float t[FT_GEMM_MR * FT_GEMM_NR] __attribute__((aligned(64)));
+  int64_t K = g->K, n0 = jr * FT_GEMM_NR;
+  int nr = g->N - n0 < FT_GEMM_NR ? (int)(g->N - n0) : FT_GEMM_NR;
+  if (K == 0) { /* no products: C is the bias term alone */
+    memset(t, 0, sizeof t);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      ft_gemm_store(g, t, ir, mr, n0, nr, 1, 1);
+    }
+    return;
+  }
+  for (int64_t pc = 0; pc < K; pc += FT_GEMM_KC) {
+    int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
+    const float *bpan = bbuf;
+    if (g->bp) bpan = g->bp + jr * K * FT_GEMM_NR + pc * FT_GEMM_NR;
+    else if (g->b_rowoff) ft_gemm_pack_b_panel_rows(g->N, g->b, g->b_rowoff, jr, pc, kc, bbuf);
+    else ft_gemm_pack_b_panel(g->N, g->b, g->b_rs, g->b_cs, jr, pc, kc, bbuf);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      const float *asl = abuf;
+      if (g->ap) asl = g->ap + ir * K + pc * FT_GEMM_MR; /* sliver ir/MR starts at ir*K */
+      else ft_gemm_pack_a_sliver(g->M, g->a, g->a_rs, g->a_cs, ir / FT_GEMM_MR, pc, kc, abuf);
+      ft_gemm_ukernel_mr(mr, kc, asl, bpan, t);
+      ft_gemm_store(g, t, ir, mr, n0, nr, pc == 0, pc + kc == K);
+    }
+  }
+}
+
+/* Rows per work item: a multiple of MR whose A rows (all of K) fit the L2 budget. */
+static inline int64_t ft_gemm_mc(int64_t M, int64_t K) {
+  int64_t mc = FT_GEMM_L2 / (4 * (K > 0 ? K : 1)) / FT_GEMM_MR * FT_GEMM_MR;
+  if (mc < FT_GEMM_MR) mc = FT_GEMM_MR;
+  return mc < M ? mc : (M + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR;
+}
+
+/* Work items of one GEMM: (row block, column panel), row block major. */
+static inline int64_t ft_gemm_items(const ft_gemm_op *g, int64_t mc) {
+  return (g->M + mc - 1) / mc * ((g->N + FT_GEMM_NR - 1) / FT_GEMM_NR);
+}
+
+static inline void ft_gemm_item(const ft_gemm_op *g, int64_t mc, int64_t it) {
+  int64_t np = (g->N + FT_GEMM_NR - 1) / FT_GEMM_NR, ic = it / np, jr = it % np;
+  int64_t m1 = (ic + 1) * mc < g->M ? (ic + 1) * mc : g->M;
+  ft_gemm_column(g, ic * mc, m1, jr);
+}
+
+/* Big enough to be worth waking threads for. */
+#define FT_GEMM_PAR_FLOPS (1 << 20)
+
+/* One whole GEMM; call it outside any parallel region. */
+static void ft_gemm_run(const ft_gemm_op *g) {
+  if (g->M <= 0 || g->N <= 0) return;
+  int64_t mc = ft_gemm_mc(g->M, g->K), n = ft_gemm_items(g, mc);
+  (void)n;
+#pragma omp parallel for schedule(static) if (g->M * g->N * g->K > FT_GEMM_PAR_FLOPS)
+  for (int64_t it = 0; it < n; it++) ft_gemm_item(g, mc, it);
+}
+
+/* ---- MatMul and Gemm kernel ----------------------------------------------------------------
+ * One kernel serves MatMul (numpy batching with broadcast batch dims) and Gemm (transposes,
+ * alpha, beta, C broadcast to [M,N]). p, laid out by compiler/ops/matmul.c: */
+enum {
+  FT_MM_PACKED = 0, /* 1 when ftaxc packed B (input 1) at compile time: ft_mm_pack_b layout */
+  FT_MM_M, FT_MM_N, FT_MM_K,
+  FT_MM_A_RS, FT_MM_A_CS, FT_MM_B_RS, FT_MM_B_CS, /* element strides inside one matrix */
+  FT_MM_HAS_BIAS, FT_MM_BIAS_RS, FT_MM_BIAS_CS,   /* input 2 broadcast over [M,N] */
+  FT_MM_ACT,
+  FT_MM_A_NMAT, FT_MM_B_NMAT, /* matrices in A and B (their batch dims' product) */
+  FT_MM_BRANK,                /* batch dims of the output, then dims, A and B matrix strides */
+  FT_MM_BDIMS
+};
+
+/* Prepack hook: every B matrix into panels, one after another. */
+static size_t ft_mm_pack_b(const int64_t *p, const void *src, void *dst) {
+  int64_t K = p[FT_MM_K], N = p[FT_MM_N], per = ft_gemm_packed_b_floats(K, N);
+  size_t bytes = sizeof(float) * (size_t)(per * p[FT_MM_B_NMAT]);
+  if (!dst) return bytes;
+  for (int64_t i = 0; i < p[FT_MM_B_NMAT]; i++)
+    ft_gemm_pack_b(K, N, (const float *)src + i * K * N, p[FT_MM_B_RS], p[FT_MM_B_CS],
+                   (float *)dst + i * per);
+  return bytes;
+}
+
+/* Scratch: every A matrix packed. */
+static inline size_t ft_mm_scratch(int64_t M, int64_t K, int64_t a_nmat) {
+  return sizeof(float) * (size_t)(ft_gemm_packed_a_floats(M, K) * a_nmat);
+}
+
+static void ft_matmul_f32(const int64_t *p, const double *f, const void *const *in,
+                          void *const *out, void *scratch) {
+  int64_t M = p[FT_MM_M], N = p[FT_MM_N], K = p[FT_MM_K], r = p[FT_MM_BRANK];
+  int64_t a_nmat = p[FT_MM_A_NMAT], nbatch = 1;
+  const int64_t *bd = p + FT_MM_BDIMS, *as = bd + r, *bs = as + r;
+  for (int64_t d = 0; d < r; d++) nbatch *= bd[d];
+  const float *A = (const float *)in[0], *B = (const float *)in[1];
+  float *Y = (float *)out[0], *apk = (float *)scratch;
+  int64_t apk_per = ft_gemm_packed_a_floats(M, K), bpk_per = ft_gemm_packed_b_floats(K, N);
+  int64_t nsl = (M + FT_GEMM_MR - 1) / FT_GEMM_MR;
+  ft_gemm_op g0;
+  memset(&g0, 0, sizeof g0);
+  g0.M = M; g0.N = N; g0.K = K; g0.ldc = N;
+  g0.a_rs = p[FT_MM_A_RS]; g0.a_cs = p[FT_MM_A_CS];
+  g0.b_rs = p[FT_MM_B_RS]; g0.b_cs = p[FT_MM_B_CS];
+  g0.e.alpha = (float)f[0];
+  g0.e.beta = (float)f[1];
+  if (p[FT_MM_HAS_BIAS]) {
+    g0.e.bias = (const float *)in[2];
+    g0.e.bias_rs = p[FT_MM_BIAS_RS];
+    g0.e.bias_cs = p[FT_MM_BIAS_CS];
+  }
+  g0.e.act = (int)p[FT_MM_ACT];
+  g0.e.lo = (float)f[2];
+  g0.e.hi = (float)f[3];
+  if (M <= 0 || N <= 0) return;
+  int64_t mc = ft_gemm_mc(M, K), per = ft_gemm_items(&g0, mc), n = per * nbatch;
+  (void)n; (void)nsl; (void)apk_per;
+#pragma omp parallel if (nbatch * M * N * K > FT_GEMM_PAR_FLOPS)
+  {
+#pragma omp for schedule(static)
+    for (int64_t it = 0; it < a_nmat * nsl; it++) {
+      int64_t m = it / nsl, s = it % nsl;
+      ft_gemm_pack_a_sliver(M, A + m * M * K, g0.a_rs, g0.a_cs, s, 0, K,
+                            apk + m * apk_per + s * K * FT_GEMM_MR);
+    }
+#pragma omp for schedule(static)
+    for (int64_t it = 0; it < n; it++) {
+      int64_t b = it / per, ai = 0, bi = 0, rem = b;
+      for (int64_t d = r - 1; d >= 0; d--) { /* batch index -> A and B matrices */
+        int64_t x = rem % bd[d];
+        rem /= bd[d];
+        ai += x * as[d];
+        bi += x * bs[d];
+      }
+      ft_gemm_op g = g0;
+      g.ap = apk + ai * apk_per;
+      if (p[FT_MM_PACKED]) g.bp = B + bi * bpk_per;
+      else g.b = B + bi * K * N;
+      g.c = Y + b * M * N;
+      ft_gemm_item(&g, mc, it % per);
+    }
+  }
+}
+
+/* Integer MatMul: plain loops (exact; integer MatMul is never the hot path). p as above, no
+ * bias, no transposes beyond the strides. */
+#define FT_MATMUL_INT(sfx, T)                                                                  \
+  static void ft_matmul_##sfx(const int64_t *p, const double *f, const void *const *in,        \
+                              void *const *out, void *scratch) {                               \
+    (void)f; (void)scratch;                                                                    \
+    int64_t M = p[FT_MM_M], N = p[FT_MM_N], K = p[FT_MM_K], r = p[FT_MM_BRANK], nb = 1;        \
+    const int64_t *bd = p + FT_MM_BDIMS, *as = bd + r, *bs = as + r;                           \
+    for (int64_t d = 0; d < r; d++) nb *= bd[d];                                               \
+    const T *A = (const T *)in[0], *B = (const T *)in[1];                                      \
+    T *Y = (T *)out[0];                                                                        \
+    for (int64_t b = 0; b < nb; b++) {                                                         \
+      int64_t ai = 0, bi = 0, rem = b;                                                         \
+      for (int64_t d = r - 1; d >= 0; d--) {                                                   \
+        int64_t x = rem % bd[d];                                                               \
+        rem /= bd[d];                                                                          \
+        ai += x * as[d];                                                                       \
+        bi += x * bs[d];                                                                       \
+      }                                                                                        \
+      const T *a = A + ai * M * K, *bm = B + bi * K * N;                                       \
+      T *y = Y + b * M * N;                                                                    \
+      for (int64_t i = 0; i < M; i++) {                                                        \
+        for (int64_t j = 0; j < N; j++) y[i * N + j] = 0;                                      \
+        for (int64_t k = 0; k < K; k++) {                                                      \
+          T x = a[i * p[FT_MM_A_RS] + k * p[FT_MM_A_CS]];                                      \
+          for (int64_t j = 0; j < N; j++)                                                      \
+            y[i * N + j] += (T)(x * bm[k * p[FT_MM_B_RS] + j * p[FT_MM_B_CS]]);                \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+FT_MATMUL_INT(i32, int32_t)
+FT_MATMUL_INT(i64, int64_t)
+FT_MATMUL_INT(u32, uint32_t)
+FT_MATMUL_INT(u64, uint64_t)
+FT_MATMUL_INT(f64, double)
+#undef FT_MATMUL_INT
+
+#endif

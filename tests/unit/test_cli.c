@@ -1,0 +1,226 @@
+/* The command lines: ftaxc's exit codes and messages, and the generated program's. A failed run
+ * must leave nothing half-written behind. */
+#include "testutil.h"
+#include "tensorio.h"
+
+static char *dir, *outdir;
+static void setup(void) {
+  dir = tu_tmpdir();
+  outdir = tu_fmt("%s/out", dir);
+  mkdir(outdir, 0777);
+}
+static void teardown(void) { tu_rmtree(dir); }
+TestSuite(cli, .init = setup, .fini = teardown);
+
+static int ftaxc(char **log, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5,
+                 const char *a6) {
+  char *argv[] = {FTAXC, (char *)a1, (char *)a2, (char *)a3, (char *)a4, (char *)a5, (char *)a6, NULL};
+  return tu_run(NULL, log, argv);
+}
+
+/* The output folder holds nothing: no OUT.c, OUT.h, OUT.weights, OUT, nor temporaries. */
+static void assert_nothing_written(const char *why) {
+  char *ls = tu_listdir(outdir);
+  cr_assert_str_eq(ls, "", "%s: files left behind: %s", why, ls);
+}
+
+static const int64_t d23[2] = {2, 3};
+static const float w23[6] = {1, 2, 3, 4, 5, 6};
+
+/* y = x + w with x [batch, 3] float; w [2, 3] so batch must be 2 (or broadcast 1). */
+static char *good_model(void) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "batch,3"));
+  tb_add_init(gp, tb_tensor_f32("w", 2, d23, w23));
+  tb_add_node(gp, tb_node("Add", "add", "x,w", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *path = tu_fmt("%s/good.onnx", dir);
+  tb_write_model(tb_model(gp, 13), path);
+  return path;
+}
+
+Test(cli, ftaxc_usage_errors_exit_1) {
+  char *log, *model = good_model(), *out = tu_fmt("%s/prog", outdir);
+  cr_assert_eq(ftaxc(&log, NULL, NULL, NULL, NULL, NULL, NULL), FT_EUSAGE, "no arguments: %s", log);
+  cr_assert(strstr(log, "usage:"), "prints the usage: %s", log);
+  cr_assert_eq(ftaxc(&log, model, "--frobnicate", NULL, NULL, NULL, NULL), FT_EUSAGE, "%s", log);
+  cr_assert(strstr(log, "--frobnicate"), "%s", log);
+  cr_assert_eq(ftaxc(&log, model, "-o", out, "--dim", NULL, NULL), FT_EUSAGE, "--dim without a value: %s", log);
+  cr_assert_eq(ftaxc(&log, model, model, "-o", out, NULL, NULL), FT_EUSAGE, "two models: %s", log);
+  cr_assert_eq(ftaxc(&log, model, "-o", out, "--dim", "batch", NULL), FT_EUSAGE, "--dim without '=': %s", log);
+  assert_nothing_written("usage errors");
+  cr_assert_eq(ftaxc(&log, "--help", NULL, NULL, NULL, NULL, NULL), 0);
+  cr_assert(strstr(log, "exit codes"), "--help documents the exit codes: %s", log);
+}
+
+Test(cli, ftaxc_unpinned_dim_exits_1_and_names_the_flag) {
+  char *log, *model = good_model(), *out = tu_fmt("%s/prog", outdir);
+  cr_assert_eq(ftaxc(&log, model, "-o", out, "--emit-only", NULL, NULL), FT_EUSAGE, "%s", log);
+  cr_assert(strstr(log, "--dim batch="), "names the flag: %s", log);
+  cr_assert(strstr(log, "'x'"), "names the input: %s", log);
+  assert_nothing_written("unpinned dim");
+}
+
+Test(cli, ftaxc_malformed_model_exits_2_and_names_the_file) {
+  char *log, *bad = tu_fmt("%s/garbage.onnx", dir), *out = tu_fmt("%s/prog", outdir);
+  tb_write_bytes(bad, "\x08\x07\x12\xff\xff", 5);
+  cr_assert_eq(ftaxc(&log, bad, "-o", out, NULL, NULL, NULL), FT_EINVALID, "%s", log);
+  cr_assert(strstr(log, bad), "names the file: %s", log);
+  assert_nothing_written("malformed model");
+
+  /* well-formed protobuf, inconsistent model: shapes that do not broadcast */
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "4,5"));
+  tb_add_init(gp, tb_tensor_f32("w", 2, d23, w23));
+  tb_add_node(gp, tb_node("Add", "the_add", "x,w", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *incons = tu_fmt("%s/incons.onnx", dir);
+  tb_write_model(tb_model(gp, 13), incons);
+  cr_assert_eq(ftaxc(&log, incons, "-o", out, NULL, NULL, NULL), FT_EINVALID, "%s", log);
+  cr_assert(strstr(log, "the_add"), "names the node: %s", log);
+  assert_nothing_written("inconsistent model");
+}
+
+Test(cli, ftaxc_unsupported_ops_exit_3_and_all_are_named) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "2,3"));
+  tb_add_node(gp, tb_node("Hardmax2", "h1", "x", "a"));
+  tb_add_node(gp, tb_node("Add", "add", "a,x", "b"));
+  tb_add_node(gp, tb_node("Hardmax2", "h2", "b", "c"));
+  tb_add_node(gp, tb_node("NotAnOp", "n1", "c", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *model = tu_fmt("%s/unsup.onnx", dir), *log, *out = tu_fmt("%s/prog", outdir);
+  tb_write_model(tb_model(gp, 13), model);
+  cr_assert_eq(ftaxc(&log, model, "-o", out, NULL, NULL, NULL), FT_EUNSUPPORTED, "%s", log);
+  cr_assert(strstr(log, "Hardmax2 x2"), "%s", log);
+  cr_assert(strstr(log, "NotAnOp x1"), "%s", log);
+  assert_nothing_written("unsupported ops");
+}
+
+Test(cli, ftaxc_io_failures_exit_4_and_leave_nothing) {
+  char *log, *model = good_model(), *out = tu_fmt("%s/prog", outdir);
+  char *missing = tu_fmt("%s/missing.onnx", dir);
+  cr_assert_eq(ftaxc(&log, missing, "-o", out, "--dim", "batch=2", NULL), FT_EIO, "%s", log);
+  cr_assert(strstr(log, missing), "%s", log);
+  char *nofolder = tu_fmt("%s/no/such/folder/prog", dir);
+  cr_assert_eq(ftaxc(&log, model, "-o", nofolder, "--dim", "batch=2", NULL), FT_EIO, "%s", log);
+  assert_nothing_written("missing files");
+  /* the C compiler fails: no program, no temporaries (the sources stay for a look) */
+  char *argv[] = {FTAXC, model, "-o", out, "--dim", "batch=2", "--cc", "/bin/false", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), FT_EIO, "%s", log);
+  cr_assert_not(tu_exists(out), "no program after a failed build");
+  char *ls = tu_listdir(outdir);
+  cr_assert_null(strstr(ls, "tmp"), "temporaries left: %s", ls);
+}
+
+/* ---- the generated program ---------------------------------------------------------------- */
+
+static char *build_program(void) {
+  char *model = good_model(), *prog = tu_fmt("%s/prog", dir), *log;
+  char *argv[] = {FTAXC, model, "-o", prog, "--dim", "batch=2", "--cflags", "-O0 -fopenmp", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  cr_assert(tu_exists(prog));
+  return prog;
+}
+
+static char *tensor_file(const char *name, int dtype, int rank, const int64_t *dims) {
+  ft_tensor t = {dtype, rank, {0}, NULL};
+  for (int i = 0; i < rank; i++) t.dims[i] = dims[i];
+  size_t nb = ft_nbytes(&t);
+  t.data = calloc(1, nb + 1);
+  for (size_t i = 0; i < nb / 4; i++) ((float *)t.data)[i] = (float)i - 1.5f; /* floats when float */
+  char *path = tu_fmt("%s/%s", dir, name);
+  cr_assert_eq(ft_pb_write_tensor(path, "x", &t), 0);
+  free(t.data);
+  return path;
+}
+
+static int run_prog(const char *prog, char **log, const char *a1, const char *a2, const char *a3, const char *a4) {
+  char *argv[] = {(char *)prog, (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL};
+  return tu_run(NULL, log, argv);
+}
+
+Test(cli, program_computes_and_writes_outputs, .timeout = 60) {
+  char *prog = build_program(), *log;
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  char *res = tu_fmt("%s/res", outdir);
+  cr_assert_eq(run_prog(prog, &log, x, "--output-dir", res, NULL), 0, "%s", log);
+  ft_pb_tensor y;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  cr_assert_eq(y.t.dtype, FT_FLOAT);
+  cr_assert_eq(y.t.rank, 2);
+  cr_assert_eq(y.t.dims[0], 2);
+  cr_assert_eq(y.t.dims[1], 3);
+  cr_assert_str_eq(y.name, "y");
+  for (int i = 0; i < 6; i++)
+    cr_assert_float_eq(((float *)y.t.data)[i], ((float)i - 1.5f) + w23[i], 1e-6, "element %d", i);
+
+  /* by name, too */
+  char *res2 = tu_fmt("%s/res2", outdir), *named = tu_fmt("x=%s", x);
+  cr_assert_eq(run_prog(prog, &log, "--input", named, "--output-dir", res2), 0, "%s", log);
+  size_t n1, n2;
+  char *a = tu_read(tu_fmt("%s/output_0.pb", res), &n1), *b = tu_read(tu_fmt("%s/output_0.pb", res2), &n2);
+  cr_assert_eq(n1, n2);
+  cr_assert_arr_eq(a, b, n1);
+
+  cr_assert_eq(run_prog(prog, &log, "--help", NULL, NULL, NULL), 0);
+  cr_assert(strstr(log, "x float32[2x3]"), "--help lists the inputs: %s", log);
+}
+
+Test(cli, program_refuses_wrong_inputs_and_writes_nothing, .timeout = 60) {
+  char *prog = build_program(), *log;
+  const int64_t d33[2] = {3, 3}, d6[1] = {6};
+  char *res = tu_fmt("%s/res", outdir);
+  struct { char *file; const char *what, *expect; } bad[] = {
+      {tensor_file("i64.pb", FT_INT64, 2, d23), "wrong dtype", "float32"},
+      {tensor_file("f64.pb", FT_DOUBLE, 2, d23), "wrong dtype", "float64"},
+      {tensor_file("big.pb", FT_FLOAT, 2, d33), "wrong shape", "[2x3]"},
+      {tensor_file("flat.pb", FT_FLOAT, 1, d6), "wrong rank", "[2x3]"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = run_prog(prog, &log, bad[i].file, "--output-dir", res, NULL);
+    cr_assert_eq(rc, 2, "%s: exit %d: %s", bad[i].what, rc, log);
+    cr_assert(strstr(log, bad[i].file), "%s: names the file: %s", bad[i].what, log);
+    cr_assert(strstr(log, bad[i].expect), "%s: says what it wants: %s", bad[i].what, log);
+    cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)), "%s: an output was written", bad[i].what);
+  }
+  /* not a tensor at all */
+  char *junk = tu_fmt("%s/junk.pb", dir);
+  tb_write_bytes(junk, "\xff\xff\xff", 3);
+  cr_assert_eq(run_prog(prog, &log, junk, "--output-dir", res, NULL), 2, "%s", log);
+  cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)));
+  /* the wrong number of inputs is a usage error */
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  cr_assert_eq(run_prog(prog, &log, x, x, "--output-dir", res), 1, "%s", log);
+  cr_assert_eq(run_prog(prog, &log, "--input", "nosuch=x.pb", NULL, NULL), 1, "%s", log);
+  cr_assert_eq(run_prog(prog, &log, NULL, NULL, NULL, NULL), 1, "no inputs and no --bench: %s", log);
+  cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)));
+}
+
+Test(cli, program_checks_its_weights, .timeout = 60) {
+  char *prog = build_program(), *log;
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  char *res = tu_fmt("%s/res", outdir);
+  /* weights of another model */
+  const float other[6] = {9, 9, 9, 9, 9, 9};
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "batch,3"));
+  tb_add_init(gp, tb_tensor_f32("w", 2, d23, other));
+  tb_add_node(gp, tb_node("Add", "add", "x,w", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *model2 = tu_fmt("%s/other.onnx", dir), *prog2 = tu_fmt("%s/other", dir);
+  tb_write_model(tb_model(gp, 13), model2);
+  char *argv[] = {FTAXC, model2, "-o", prog2, "--dim", "batch=2", "--emit-only", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  char *wrong = tu_fmt("%s.weights", prog2);
+  int rc = run_prog(prog, &log, x, "--weights", wrong, NULL);
+  cr_assert_eq(rc, 2, "%s", log);
+  cr_assert(strstr(log, "another model"), "%s", log);
+  /* no weights at all */
+  char *none = tu_fmt("%s/none.weights", dir);
+  char *argv2[] = {prog, x, "--weights", none, "--output-dir", res, NULL};
+  rc = tu_run(NULL, &log, argv2);
+  cr_assert_eq(rc, 4, "%s", log);
+  cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)));
+}
