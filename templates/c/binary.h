@@ -78,6 +78,14 @@ static inline double ft_fmod_sign(double a, double b) {
 FT_NUMERIC_TYPES(FT_ARITH)
 #undef FT_ARITH
 
+/* Pow with an exponent of another type than the base (not float32, above): in double, converted
+ * to the base's type. */
+#define FT_POW_MIXED(bs, TB, es, TE) FT_BINARY_KERNEL2(ft_pow_##bs##_##es, TB, TE, TB, pow((double)x, (double)z))
+FT_POW_MIXED(i32, int32_t, i64, int64_t) FT_POW_MIXED(i32, int32_t, f32, float) FT_POW_MIXED(i32, int32_t, f64, double)
+FT_POW_MIXED(i64, int64_t, i32, int32_t) FT_POW_MIXED(i64, int64_t, f32, float) FT_POW_MIXED(i64, int64_t, f64, double)
+FT_POW_MIXED(f64, double, i32, int32_t) FT_POW_MIXED(f64, double, i64, int64_t) FT_POW_MIXED(f64, double, f32, float)
+#undef FT_POW_MIXED
+
 /* Mod. ft_mod_*: fmod=0, the remainder has the divisor's sign; ft_fmod_*: fmod=1, the dividend's
  * sign (C's % and fmod). Integer division by zero gives 0 instead of trapping, and so does
  * x % -1 (whose quotient can overflow). */
