@@ -39,10 +39,13 @@
             const T x = x_[i_ + j_];                                                             \
             lane_[j_] = COMBINE(lane_[j_], MAP(x, m));                                           \
           }                                                                                      \
-        for (; i_ < inner_; i_++) { const T x = x_[i_]; lane_[0] = COMBINE(lane_[0], MAP(x, m)); } \
-        T acc_ = (Y)[off_];                                                                      \
-        for (int j_ = 0; j_ < FT_REDUCE_LANES; j_++) acc_ = COMBINE(acc_, lane_[j_]);            \
-        (Y)[off_] = acc_;                                                                        \
+        for (int j_ = 0; j_ < (int)(inner_ - i_); j_++) { /* the tail, one value per lane */    \
+          const T x = x_[i_ + j_];                                                               \
+          lane_[j_] = COMBINE(lane_[j_], MAP(x, m));                                             \
+        }                                                                                        \
+        for (int w_ = FT_REDUCE_LANES / 2; w_ > 0; w_ /= 2) /* lanes combine as a tree */       \
+          for (int j_ = 0; j_ < w_; j_++) lane_[j_] = COMBINE(lane_[j_], lane_[j_ + w_]);        \
+        (Y)[off_] = COMBINE((Y)[off_], lane_[0]);                                                \
       } else {                                                                                   \
         T *y_ = (Y) + off_;                                                                      \
         const T *m_ = (M) + off_;                                                                \
