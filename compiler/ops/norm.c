@@ -25,7 +25,8 @@ static const kentry *find_kernel(ft_opctx *c, const kentry *e) {
 }
 
 static int check_inputs(ft_opctx *c, int required, int max) {
-  if (c->n_in < required || c->n_in > max) return ft_infer_fail(c, FT_EINVALID, "has %d inputs, expected %d to %d", c->n_in, required, max);
+  if (c->n_in < required || c->n_in > max)
+    return ft_infer_fail(c, FT_EINVALID, "has %d inputs, expected %d to %d", c->n_in, required, max);
   for (int i = 0; i < c->n_in; i++) {
     if (!c->in[i]) {
       if (i < required) return ft_infer_fail(c, FT_EINVALID, "input %d is missing", i);
@@ -127,12 +128,14 @@ static int batchnorm_infer(ft_opctx *c) {
   int rc = check_inputs(c, 5, 5);
   if (rc) return rc;
   if (ft_attr_int(c->node, "training_mode", 0))
-    return ft_infer_fail(c, FT_EUNSUPPORTED, "training_mode=1 is not supported: ftax compiles inference; export the model in eval mode");
+    return ft_infer_fail(c, FT_EUNSUPPORTED,
+                         "training_mode=1 is not supported: ftax compiles inference; export the model in eval mode");
   /* before opset 7, is_test=0 meant training, but exporters leave it at 0 for inference too:
    * only asking for the running statistics outputs gives training away */
   for (int o = 1; o < c->n_out; o++)
     if (c->out[o])
-      return ft_infer_fail(c, FT_EUNSUPPORTED, "output %d (training statistics) is not supported: ftax compiles inference", o);
+      return ft_infer_fail(c, FT_EUNSUPPORTED,
+                           "output %d (training statistics) is not supported: ftax compiles inference", o);
   if (c->opset < 9 && ft_attr_int(c->node, "spatial", 1) == 0)
     return ft_infer_fail(c, FT_EUNSUPPORTED, "spatial=0 is not supported");
   if (!find_kernel(c, batchnorm_k)) return c->err->code;
@@ -171,7 +174,8 @@ static int lpnorm_infer(ft_opctx *c) {
   if (rc) return rc;
   if (!find_kernel(c, lpnorm_k)) return c->err->code;
   int64_t order = ft_attr_int(c->node, "p", 2);
-  if (order != 1 && order != 2) return ft_infer_fail(c, FT_EINVALID, "p=%lld; it must be 1 or 2", (long long)order);
+  if (order != 1 && order != 2)
+    return ft_infer_fail(c, FT_EINVALID, "p=%lld; it must be 1 or 2", (long long)order);
   int axis;
   if ((rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", -1), c->in[0]->rank, &axis))) return rc;
   return same_as_x(c);
@@ -243,8 +247,10 @@ static int lrn_infer(ft_opctx *c) {
   int rc = check_inputs(c, 1, 1);
   if (rc) return rc;
   if (!find_kernel(c, lrn_k)) return c->err->code;
-  if (c->in[0]->rank < 2) return ft_infer_fail(c, FT_EINVALID, "X has rank %d; it must be [N, C, ...]", c->in[0]->rank);
-  if (ft_attr_int(c->node, "size", 0) < 1) return ft_infer_fail(c, FT_EINVALID, "needs a positive size attribute");
+  if (c->in[0]->rank < 2)
+    return ft_infer_fail(c, FT_EINVALID, "X has rank %d; it must be [N, C, ...]", c->in[0]->rank);
+  if (ft_attr_int(c->node, "size", 0) < 1)
+    return ft_infer_fail(c, FT_EINVALID, "needs a positive size attribute");
   return same_as_x(c);
 }
 
