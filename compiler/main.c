@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fuse.h"
 #include "load.h"
 #include "passes.h"
 #include "sha256.h"
@@ -17,6 +19,7 @@ typedef struct options {
   const char *model, *out, *name, *cc, *cflags;
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
+  ft_fuse_opts fuse;
   char cmdline[4096];
 } options;
 
@@ -29,7 +32,8 @@ static void usage(FILE *f) {
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
-          "  --report           print node counts per stage, arena size and its lower bound\n"
+          "  --report           print node counts per stage, fusion matches, arena size and its lower bound\n"
+          "  --no-fuse[=A,B]    turn off every fusion, or the named ones\n"
           "  --emit-only        write the sources and weights, do not run the C compiler\n"
           "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"
           "  --cc CC            C compiler (default: $CC or cc)\n"
@@ -58,6 +62,8 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
     else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
     else if (!strcmp(a, "--report")) o->report = 1;
+    else if (!strcmp(a, "--no-fuse")) o->fuse.all_off = 1;
+    else if (!strncmp(a, "--no-fuse=", 10)) o->fuse.disabled = a + 10;
     else if (!strcmp(a, "--emit-only")) o->emit_only = 1;
     else if (!strcmp(a, "--embed-weights")) o->embed_weights = 1;
     else if (!strcmp(a, "--no-fold")) o->no_fold = 1;
@@ -110,6 +116,18 @@ static int run_cc(const options *o, const char *src, const char *bin, ft_err *e)
   return 0;
 }
 
+/* mkdir -p of OUT's folder. */
+static void make_parent_dirs(const char *path) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *s = buf + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = 0;
+    mkdir(buf, 0777);
+    *s = '/';
+  }
+}
+
 static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, ft_err *e) {
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
   if (o->out) snprintf(out, sizeof out, "%s", o->out);
@@ -119,6 +137,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
     snprintf(out, sizeof out, "generated/%s", id);
   }
   if (o->name) snprintf(name, sizeof name, "%s", o->name); else ident_from(out, name, sizeof name);
+  make_parent_dirs(out);
   snprintf(cpath, sizeof cpath, "%s.c", out);
   snprintf(hpath, sizeof hpath, "%s.h", out);
   snprintf(wpath, sizeof wpath, "%s.weights", out);
@@ -128,9 +147,10 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   char hash[65];
   if (ft_sha256_file(o->model, hash)) return ft_fail(e, FT_EIO, "%s: cannot read the model file", o->model);
   const char *wbase = strrchr(wpath, '/');
-  char wabs[4200];
-  if (o->embed_weights && !realpath(".", wabs)) return ft_fail(e, FT_EIO, "cannot resolve the current folder");
-  if (o->embed_weights) { size_t m = strlen(wabs); snprintf(wabs + m, sizeof wabs - m, "/%s", wpath); if (wpath[0] == '/') snprintf(wabs, sizeof wabs, "%s", wpath); }
+  /* --embed-weights: the assembler's .incbin needs the weights file by an absolute path */
+  char wabs[8400], cwd[4096];
+  if (o->embed_weights && !getcwd(cwd, sizeof cwd)) return ft_fail(e, FT_EIO, "cannot resolve the current folder");
+  if (o->embed_weights) snprintf(wabs, sizeof wabs, "%s%s%s", wpath[0] == '/' ? "" : cwd, wpath[0] == '/' ? "" : "/", wpath);
   const char *hbase = strrchr(hpath, '/');
   ft_emit_opts eo = {name, hbase ? hbase + 1 : hpath, o->cmdline, hash,
                      o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
@@ -166,6 +186,14 @@ static int compile(const options *o, ft_err *e) {
   if (!rc) rc = ft_specialize(g, &o->pins, e);
   if (!rc) { rc = ft_infer(g, !o->no_fold, e); report(o, "folded", g); }
   if (!rc) { rc = ft_simplify(g, e); report(o, "simplified", g); }
+  if (!rc) {
+    ft_fuse_opts fo = o->fuse;
+    fo.report = o->report ? stderr : NULL;
+    rc = ft_fuse(g, &fo, e);
+    if (!rc) rc = ft_infer(g, !o->no_fold, e); /* fused ops check their shapes */
+    if (!rc) rc = ft_simplify(g, e);
+    report(o, "fused", g);
+  }
   if (!rc) rc = ft_lower(g, &lw, e);
   if (!rc) rc = ft_plan_memory(g, &lw, &mp, e);
   if (!rc && o->report) {

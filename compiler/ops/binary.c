@@ -15,7 +15,7 @@ typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
       {FT_UINT8, "ft_" #op "_u8", ft_##op##_u8},    {FT_UINT16, "ft_" #op "_u16", ft_##op##_u16}, \
       {FT_UINT32, "ft_" #op "_u32", ft_##op##_u32}, {FT_UINT64, "ft_" #op "_u64", ft_##op##_u64}, \
       {0, 0, 0}};
-TABLE(add) TABLE(sub) TABLE(mul) TABLE(div) TABLE(max2) TABLE(min2) TABLE(pow) TABLE(mod)
+TABLE(add) TABLE(sub) TABLE(mul) TABLE(div) TABLE(pow) TABLE(mod)
 TABLE(equal) TABLE(less) TABLE(greater) TABLE(less_equal) TABLE(greater_equal) TABLE(fmod)
 #undef TABLE
 #define TABLE_INT(op, signed_too)                                                                \

@@ -711,20 +711,6 @@ static int where_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-static int not_infer(ft_opctx *c) {
-  if (c->in[0]->dtype != FT_BOOL) return ft_infer_fail(c, FT_EINVALID, "input must be bool, not %s", ft_dtype_name(c->in[0]->dtype));
-  c->out[0]->dtype = FT_BOOL;
-  ft_copy_shape(c->out[0], c->in[0]);
-  return 0;
-}
-
-static int not_plan(ft_opctx *c, ft_kcall *k) {
-  FT_K(k, ft_not_bool);
-  k->p[0] = ft_numel(c->in[0]);
-  k->np = 1;
-  return 0;
-}
-
 const ft_opdesc ft_ops_movement[] = {
     {"Transpose", "", transpose_infer, transpose_plan, "movement", 0},
     {"Concat", "", concat_infer, concat_plan, "movement", 0},
@@ -742,5 +728,4 @@ const ft_opdesc ft_ops_movement[] = {
     {"Cast", "", cast_infer, cast_plan, "cast", FT_OP_INPLACE},
     {"CastLike", "", cast_infer, cast_plan, "cast", FT_OP_INPLACE},
     {"Where", "", where_infer, where_plan, "where", FT_OP_INPLACE},
-    {"Not", "", not_infer, not_plan, "where", FT_OP_INPLACE},
     {0}};

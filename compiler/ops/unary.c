@@ -1,4 +1,4 @@
-/* Elementwise unary ops: activations, math functions, rounding, IsNaN/IsInf, Clip, PRelu.
+/* Elementwise unary ops: activations, math functions, rounding, IsNaN/IsInf, Not, Clip, PRelu.
  * Kernels: templates/c/unary.h (PRelu, which broadcasts its slope: templates/c/binary.h). */
 #include <string.h>
 
@@ -29,6 +29,7 @@ static const kentry neg_k[] = {KF(neg), KS(neg), {0, 0, 0}};
 static const kentry abs_k[] = {KF(abs), KS(abs), KU(abs), {0, 0, 0}};
 static const kentry sign_k[] = {KF(sign), KS(sign), KU(sign), {0, 0, 0}};
 static const kentry bitwise_not_k[] = {KS(bitwise_not), KU(bitwise_not), {0, 0, 0}};
+static const kentry not_k[] = {K(FT_BOOL, ft_not_bool), {0, 0, 0}};
 static const kentry clip_k[] = {KF(clip), KS(clip), KU(clip), {0, 0, 0}};
 static const kentry prelu_k[] = {K(FT_FLOAT, ft_prelu_f32), K(FT_DOUBLE, ft_prelu_f64),
                                  K(FT_INT32, ft_prelu_i32), K(FT_INT64, ft_prelu_i64), {0, 0, 0}};
@@ -84,6 +85,7 @@ static const uop uops[] = {
     {"Atanh", atanh_k, 0, {0}, {0}},
     {"IsNaN", isnan_k, FT_BOOL, {0}, {0}},
     {"IsInf", isinf_k, FT_BOOL, {0}, {0}},
+    {"Not", not_k, FT_BOOL, {0}, {0}},
     {"BitwiseNot", bitwise_not_k, 0, {0}, {0}},
     {"Clip", clip_k, 0, {0}, {0}},
     {"PRelu", prelu_k, 0, {0}, {0}},
@@ -230,7 +232,7 @@ const ft_opdesc ft_ops_unary[] = {
     UN("Gelu"), UN("Swish"), UN("Shrink"), UN("Tanh"), UN("Erf"), UN("Exp"), UN("Log"), UN("Sqrt"),
     UN("Reciprocal"), UN("Neg"), UN("Abs"), UN("Sign"), UN("Floor"), UN("Ceil"), UN("Round"),
     UN("Sin"), UN("Cos"), UN("Tan"), UN("Asin"), UN("Acos"), UN("Atan"), UN("Sinh"), UN("Cosh"),
-    UN("Asinh"), UN("Acosh"), UN("Atanh"), UN("IsNaN"), UN("IsInf"), UN("BitwiseNot"),
+    UN("Asinh"), UN("Acosh"), UN("Atanh"), UN("IsNaN"), UN("IsInf"), UN("Not"), UN("BitwiseNot"),
     {"Clip", "", clip_infer, clip_plan, "unary", FT_OP_INPLACE},
     {"PRelu", "", prelu_infer, prelu_plan, "binary", FT_OP_INPLACE},
     {0}};

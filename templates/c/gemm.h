@@ -10,7 +10,13 @@
  * panels, each over the full K) or as plain strided matrices, in which case the kc-deep piece
  * the micro-kernel needs is packed on the fly into a small buffer on the stack. Packed B is
  * what ftaxc writes at compile time for constant weights (ft_prepack); a B computed at run time
- * (attention's Q.K^T) is packed panel by panel, once per KC block, so it costs the same.
+ * (attention's Q.K^T) is packed a micro-panel at a time, once per row block of C, which for
+ * the usual M (one row block) costs what packing it beforehand would. An unpacked A is packed
+ * again for every column panel: MatMul packs its A into scratch first, and Conv weights arrive
+ * prepacked from ftaxc (given plain, as in constant folding, Conv runs about 40% slower).
+ *
+ * Work is split into items (a block of rows x one NR-wide column panel, all of K), the unit of
+ * the OpenMP loops; items never share output elements.
  *
  * The vector type uses GCC vector extensions: AVX-512 with -march=native on this machine,
  * correct (and narrower) code anywhere else. Every element of C is computed by the same

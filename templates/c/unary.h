@@ -119,6 +119,7 @@ FT_UNARY_UNSIGNED_OPS(u8, uint8_t)
 FT_UNARY_UNSIGNED_OPS(u16, uint16_t)
 FT_UNARY_UNSIGNED_OPS(u32, uint32_t)
 FT_UNARY_UNSIGNED_OPS(u64, uint64_t)
+FT_UNARY_KERNEL(ft_not_bool, uint8_t, uint8_t, !x)
 
 /* Clip. p[1] / p[2] say where the lower / upper bound comes from: 0 none, 1 the scalar input
  * in[1] / in[2] (opset 11 on), 2 f[0] / f[1] (the attributes of earlier opsets). The bounds are

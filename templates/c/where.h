@@ -1,7 +1,7 @@
-/* Where (select with three-way broadcasting) per element size, and logical Not.
+/* Where (select with three-way broadcasting) per element size.
  *
  * ft_where_N: p from ft_plan_broadcast over (condition, x, y); y[i] = cond ? x : y.
- * ft_not_bool: p: [n]. */
+ */
 #ifndef FT_WHERE_H
 #define FT_WHERE_H
 
@@ -32,13 +32,5 @@ FT_WHERE(2, uint16_t)
 FT_WHERE(4, uint32_t)
 FT_WHERE(8, uint64_t)
 #undef FT_WHERE
-
-static void ft_not_bool(const int64_t *p, const double *f, const void *const *in, void *const *out,
-                        void *scratch) {
-  (void)f; (void)scratch;
-  const uint8_t *x = (const uint8_t *)in[0];
-  uint8_t *y = (uint8_t *)out[0];
-  for (int64_t i = 0; i < p[0]; i++) y[i] = !x[i];
-}
 
 #endif

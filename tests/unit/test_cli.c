@@ -102,7 +102,12 @@ Test(cli, ftaxc_io_failures_exit_4_and_leave_nothing) {
   char *missing = tu_fmt("%s/missing.onnx", dir);
   cr_assert_eq(ftaxc(&log, missing, "-o", out, "--dim", "batch=2", NULL), FT_EIO, "%s", log);
   cr_assert(strstr(log, missing), "%s", log);
-  char *nofolder = tu_fmt("%s/no/such/folder/prog", dir);
+  /* ftaxc makes OUT's folder, but not under a regular file */
+  char *blocker = tu_fmt("%s/a_file", dir);
+  FILE *bf = fopen(blocker, "w");
+  cr_assert_not_null(bf);
+  fclose(bf);
+  char *nofolder = tu_fmt("%s/a_file/sub/prog", dir);
   cr_assert_eq(ftaxc(&log, model, "-o", nofolder, "--dim", "batch=2", NULL), FT_EIO, "%s", log);
   assert_nothing_written("missing files");
   /* the C compiler fails: no program, no temporaries (the sources stay for a look) */
