@@ -596,8 +596,8 @@ static int match(ft_fuse_ctx *c, int sm, attn *a) {
     ft_fuse_note(c, sm, "q, k and v must be float32");
     return 0;
   }
-  int64_t mb, kb;
-  if (!ft_attention_tiles(sq, sk, dv, &mb, &kb)) {
+  int64_t rg, kb;
+  if (!ft_attention_tiles(a->dims[0], a->dims[1], sq, sk, dk, dv, &rg, &kb)) {
     ft_fuse_note(c, sm, "head size %lld is too large for the kernel", (long long)dv);
     return 0;
   }

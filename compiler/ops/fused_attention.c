@@ -114,8 +114,8 @@ static int attention_infer(ft_opctx *c) {
   int64_t full[4] = {a.dims[0], a.dims[1], a.dims[2], a.dims[3]}, st[4];
   for (int i = 3; i < c->n_in; i++)
     if (c->in[i] && mask_strides(c, c->in[i], full, st)) return c->err->code;
-  int64_t mb, kb;
-  if (!ft_attention_tiles(a.dims[2], a.dims[3], a.dims[5], &mb, &kb))
+  int64_t rg, kb;
+  if (!ft_attention_tiles(a.dims[0], a.dims[1], a.dims[2], a.dims[3], a.dims[4], a.dims[5], &rg, &kb))
     return ft_infer_fail(c, FT_EUNSUPPORTED, "head size %lld is too large for the attention kernel", (long long)a.dims[5]);
   return 0;
 }
@@ -144,7 +144,7 @@ static int attention_plan(ft_opctx *c, ft_kcall *k) {
     p[FT_AT_SEL + 1] = a.causal_off;
   }
   p[FT_AT_ADD_FIRST] = a.add_first;
-  if (!ft_attention_tiles(a.dims[2], a.dims[3], a.dims[5], &p[FT_AT_MB], &p[FT_AT_KB]))
+  if (!ft_attention_tiles(a.dims[0], a.dims[1], a.dims[2], a.dims[3], a.dims[4], a.dims[5], &p[FT_AT_RG], &p[FT_AT_KB]))
     return ft_infer_fail(c, FT_EUNSUPPORTED, "head size %lld is too large for the attention kernel", (long long)a.dims[5]);
   double fill = ft_attr_float(c->node, "fill", 0.0f);
   /* skipping the keys a causal mask hides is exact only when exp(fill - max) is 0 and every

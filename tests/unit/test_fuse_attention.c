@@ -22,6 +22,7 @@ typedef struct kcase {
   int64_t keep_or_off;
   float fill;
   int seq_first; /* q/k/v rows interleaved [S, n1, n2*D] (like torch's seq-first MHA) */
+  int colstride;  /* 2: q/k/v columns every other float (0 counts as 1) */
 } kcase;
 
 static float frand(unsigned *s) {
@@ -33,17 +34,18 @@ static float frand(unsigned *s) {
  * the output [n1, sq, n2*dv]. Returns the max abs difference to a reference in double. */
 static double run_kernel_case(const kcase *t) {
   int64_t n1 = t->n1, n2 = t->n2, sq = t->sq, sk = t->sk, dk = t->dk, dv = t->dv;
-  int64_t dm = dk > dv ? dk : dv, rowlen = 3 * n2 * dm, srows = sq > sk ? sq : sk;
+  int64_t cs = t->colstride ? t->colstride : 1;
+  int64_t dm = dk > dv ? dk : dv, rowlen = 3 * n2 * dm * cs, srows = sq > sk ? sq : sk;
   int64_t p[FT_AT_NP] = {0};
   double f[2] = {0.37, t->fill};
   p[FT_AT_N1] = n1; p[FT_AT_N2] = n2; p[FT_AT_SQ] = sq; p[FT_AT_SK] = sk; p[FT_AT_DK] = dk; p[FT_AT_DV] = dv;
   for (int w = 0; w < 3; w++) { /* q, k, v views into the packed buffer */
     int64_t *vw = p + FT_AT_Q + 5 * w;
-    vw[0] = w * n2 * dm;
+    vw[0] = w * n2 * dm * cs;
     vw[1] = t->seq_first ? rowlen : srows * rowlen;
-    vw[2] = dm;
+    vw[2] = dm * cs;
     vw[3] = t->seq_first ? n1 * rowlen : rowlen;
-    vw[4] = 1;
+    vw[4] = cs;
   }
   p[FT_AT_O + 0] = 0; p[FT_AT_O + 1] = sq * n2 * dv; p[FT_AT_O + 2] = dv; p[FT_AT_O + 3] = n2 * dv;
   /* masks: additive [n1, 1, sq, sk] (per batch, per query), select [n1, 1, 1, sk] */
@@ -52,7 +54,7 @@ static double run_kernel_case(const kcase *t) {
   p[FT_AT_SEL + 1] = t->keep_or_off;
   if (t->sel == FT_AT_SEL_TENSOR) { p[FT_AT_SEL + 2] = sk; p[FT_AT_SEL + 3] = 0; p[FT_AT_SEL + 4] = 0; p[FT_AT_SEL + 5] = 1; }
   p[FT_AT_ADD_FIRST] = t->add_first;
-  cr_assert(ft_attention_tiles(sq, sk, dv, &p[FT_AT_MB], &p[FT_AT_KB]));
+  cr_assert(ft_attention_tiles(n1, n2, sq, sk, dk, dv, &p[FT_AT_RG], &p[FT_AT_KB]));
   p[FT_AT_SKIP] = t->sel == FT_AT_SEL_CAUSAL && t->fill <= -1e30 && t->keep_or_off >= 0 && !t->add;
   unsigned seed = 7;
   int64_t nqkv = srows * n1 * rowlen;
@@ -75,7 +77,7 @@ static double run_kernel_case(const kcase *t) {
         for (int64_t j = 0; j < sk; j++) {
           const float *k = qkv + K[0] + b1 * K[1] + b2 * K[2] + j * K[3];
           double dot = 0;
-          for (int64_t d = 0; d < dk; d++) dot += (double)q[d] * k[d];
+          for (int64_t d = 0; d < dk; d++) dot += (double)q[d * Q[4]] * k[d * K[4]];
           double x = (float)f[0] * dot;
           for (int pass = 0; pass < 2; pass++) {
             if ((pass == 0) == (t->add_first != 0)) { if (t->add) x += addm[b1 * sq * sk + i * sk + j]; }
@@ -88,7 +90,7 @@ static double run_kernel_case(const kcase *t) {
         for (int64_t j = 0; j < sk; j++) { s[j] = exp(s[j] - mx); sum += s[j]; }
         for (int64_t d = 0; d < dv; d++) {
           double acc = 0;
-          for (int64_t j = 0; j < sk; j++) acc += s[j] * qkv[V[0] + b1 * V[1] + b2 * V[2] + j * V[3] + d];
+          for (int64_t j = 0; j < sk; j++) acc += s[j] * qkv[V[0] + b1 * V[1] + b2 * V[2] + j * V[3] + d * V[4]];
           double got = y[b1 * sq * n2 * dv + i * n2 * dv + b2 * dv + d], err = fabs(got - acc / sum);
           if (!(err <= worst)) worst = err; /* NaN counts as worst */
         }
@@ -127,14 +129,24 @@ Test(kernel, seq_first_rows) {
   cr_assert(err < 2e-5, "max abs error %g", err);
 }
 
+Test(kernel, strided_columns) {
+  kcase t = {2, 2, 23, 23, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 0, 2};
+  double err = run_kernel_case(&t);
+  cr_assert(err < 2e-5, "max abs error %g", err);
+}
+
 Test(kernel, tiles_fit_the_buffer) {
-  int64_t mb, kb;
-  cr_assert(ft_attention_tiles(128, 128, 64, &mb, &kb));
+  int64_t rg, kb;
+  cr_assert(ft_attention_tiles(1, 12, 128, 128, 64, 64, &rg, &kb));
   cr_assert_eq(kb, 128, "one key block for short sequences");
-  cr_assert(mb >= 1 && mb * kb + 2 * mb <= FT_ATTN_BUF);
-  cr_assert(ft_attention_tiles(4096, 4096, 128, &mb, &kb));
-  cr_assert(kb < 4096 && mb * kb + 2 * mb * 128 + 2 * mb <= FT_ATTN_BUF);
-  cr_assert_not(ft_attention_tiles(16, 4096, 100000, &mb, &kb), "an impossible head size is refused");
+  cr_assert(rg % FT_GEMM_MR == 0 && rg <= 128 && rg >= 48);
+  cr_assert(ft_attention_buf_floats(kb, rg, 64, 64) <= FT_ATTN_BUF);
+  cr_assert(ft_attention_tiles(1, 1, 4096, 4096, 128, 128, &rg, &kb));
+  cr_assert(kb < 4096 && kb % FT_GEMM_NR == 0 && rg <= FT_ATTN_MAX_ROWS);
+  cr_assert(ft_attention_buf_floats(kb, rg, 128, 128) <= FT_ATTN_BUF);
+  cr_assert(ft_attention_tiles(1, 1, 20, 20, 256, 256, &rg, &kb));
+  cr_assert(ft_attention_buf_floats(kb, rg, 256, 256) <= FT_ATTN_BUF, "room for a Q sliver wider than the keys");
+  cr_assert_not(ft_attention_tiles(1, 1, 16, 4096, 100000, 64, &rg, &kb), "an impossible head size is refused");
 }
 
 /* ---- the pass, in process ------------------------------------------------------------------ */
