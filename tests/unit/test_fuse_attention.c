@@ -124,7 +124,7 @@ KCASE(long_select,        2, 1,  30, 530,  8, 12, 0, FT_AT_SEL_TENSOR, 0, 1, -3.
 KCASE(wide_head,          1, 1,  20,  20, 256, 256, 1, FT_AT_SEL_NONE, 0, 0, 0)
 
 Test(kernel, seq_first_rows) {
-  kcase t = {2, 3, 19, 19, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 1};
+  kcase t = {2, 3, 19, 19, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 1, 1};
   double err = run_kernel_case(&t);
   cr_assert(err < 2e-5, "max abs error %g", err);
 }
