@@ -7,7 +7,9 @@
 #include <string.h>
 
 /* Patterns, in order. Each lives in its own file, compiler/fuse_<name>.c. */
+int ft_fuse_attention(ft_fuse_ctx *c);
 static const ft_fuse_pass passes[] = {
+    {"attention", ft_fuse_attention},
     {0, 0},
 };
 
