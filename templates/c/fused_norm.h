@@ -7,7 +7,7 @@
  *
  * One row at a time, two passes over it: the first adds the terms, writes the sum (into the sum
  * output, or into y) and accumulates the moments; the second, on a row that is still in L1,
- * normalizes. The moments are taken about the row's first element K (sums of x - K and of
+ * normalizes. The moments are taken about a shift K near the mean (sums of x - K and of
  * (x - K)^2): one pass, and none of the cancellation of a plain sum of squares when the mean is
  * large against the spread. Vector lanes are GCC vector types (AVX-512 with -march=native,
  * narrower registers elsewhere); every row is computed by the same sequence of operations, so
@@ -32,8 +32,16 @@ static inline void ft_fln_store(float *p, ft_fln_v v) { memcpy(p, &v, sizeof v);
  * nt is a constant where this is inlined, so the adds unroll. */
 static inline __attribute__((always_inline)) void ft_fln_sum_row(const int nt, const float *const *t, float *s,
                                                                  int64_t n, float eps, float *mean, float *rstd) {
-  float k0 = t[0][0];
-  for (int j = 1; j < nt; j++) k0 += t[j][0];
+  /* the shift: the mean of the first (up to) 16 elements, so that one outlier of the row (the
+   * large feature dims of trained transformers) does not make the shift far from the mean */
+  const int64_t w0 = n < FT_FLN_W ? n : FT_FLN_W;
+  float k0 = 0;
+  for (int64_t i = 0; i < w0; i++) {
+    float v = t[0][i];
+    for (int j = 1; j < nt; j++) v += t[j][i];
+    k0 += v;
+  }
+  k0 /= (float)w0;
   const ft_fln_v K = (ft_fln_v){0} + k0;
   ft_fln_v a1 = {0}, a2 = {0}, b1 = {0}, b2 = {0};
   int64_t i = 0;
@@ -55,10 +63,12 @@ static inline __attribute__((always_inline)) void ft_fln_sum_row(const int nt, c
     v -= K;
     a1 += v; a2 += v * v;
   }
-  for (int l = 0; i < n; i++, l++) { /* the tail into separate lanes */
-    float v = t[0][i];
-    for (int j = 1; j < nt; j++) v += t[j][i];
-    if (s) s[i] = v;
+  /* the tail (under 16) into separate lanes; a loop bounded by (int)(n - i) keeps GCC from a
+   * bogus undefined-behavior warning when n is a known constant */
+  for (int l = 0; l < (int)(n - i); l++) {
+    float v = t[0][i + l];
+    for (int j = 1; j < nt; j++) v += t[j][i + l];
+    if (s) s[i + l] = v;
     v -= k0;
     a1[l] += v;
     a2[l] += v * v;
@@ -78,11 +88,11 @@ static inline void ft_fln_normalize(const float *s, float *y, int64_t n, float m
   if (beta) {
     for (; i + FT_FLN_W <= n; i += FT_FLN_W)
       ft_fln_store(y + i, (ft_fln_load(s + i) - m) * r * ft_fln_load(gamma + i) + ft_fln_load(beta + i));
-    for (; i < n; i++) y[i] = (s[i] - mean) * rstd * gamma[i] + beta[i];
+    for (int l = 0; l < (int)(n - i); l++) y[i + l] = (s[i + l] - mean) * rstd * gamma[i + l] + beta[i + l];
   } else {
     for (; i + FT_FLN_W <= n; i += FT_FLN_W)
       ft_fln_store(y + i, (ft_fln_load(s + i) - m) * r * ft_fln_load(gamma + i));
-    for (; i < n; i++) y[i] = (s[i] - mean) * rstd * gamma[i];
+    for (int l = 0; l < (int)(n - i); l++) y[i + l] = (s[i + l] - mean) * rstd * gamma[i + l];
   }
 }
 

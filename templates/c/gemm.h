@@ -258,6 +258,17 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
 
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
+/* The transcendental activations over one row of a tile. Not inlined: with n a run-time count
+ * GCC vectorizes these loops, where inlined with n = NR its full unrolling leaves tanh scalar. */
+static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act) {
+  if (act == FT_ACT_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
+  else if (act == FT_ACT_GELU)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
+  else if (act == FT_ACT_GELU_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+}
+
 /* One row of a tile into C: n is NR (a constant after inlining: vector code) or the edge. */
 static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
                                                               const float *restrict t,
@@ -283,12 +294,8 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
   else if (last && e->act == FT_ACT_CLIP) {
     float lo = e->lo, hi = e->hi;
     for (int j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
-  } else if (last && e->act == FT_ACT_TANH)
-    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
-  else if (last && e->act == FT_ACT_GELU)
-    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
-  else if (last && e->act == FT_ACT_GELU_TANH)
-    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+  } else if (last && e->act >= FT_ACT_TANH)
+    ft_gemm_act_row(c, n, e->act);
 }
 
 static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,

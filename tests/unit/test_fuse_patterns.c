@@ -279,6 +279,24 @@ Test(fuse_patterns, layernorm_positive_axis_no_beta_opset18) {
   cr_expect_eq(ft_graph_count_live(r.g), 1);
 }
 
+/* Rows with a large mean and one outlier column (as trained transformers' residual streams
+ * have): the fused kernel's one-pass moments must hold up. */
+Test(fuse_patterns, layernorm_large_mean_and_outlier) {
+  mb *m = mb_new(14);
+  mb_x(m, "x", D(8, 256));
+  float off[256];
+  for (int i = 0; i < 256; i++) off[i] = 100.0f;
+  off[3] = -300.0f;
+  off[77] = 500.0f;
+  tb_add_init(m->g, tb_tensor_f32("off", 1, (const int64_t[]){256}, off));
+  mb_w(m, "gamma", D(256), 1, 0.2f);
+  mb_node(m, "Add", "x,off", "xo");
+  mb_layernorm(m, "ln", "xo", "gamma", NULL, "y", -1);
+  mb_out(m, "y");
+  result r = check(m, "ln_outlier.onnx");
+  expect(&r, 0, 1, 0, 0, 0);
+}
+
 Test(fuse_patterns, layernorm_over_another_axis_is_a_near_miss) {
   result r = check(ln_model(14, 1, 1), "ln_axis1.onnx");
   expect(&r, 0, 0, 0, 0, 0);
