@@ -11,6 +11,7 @@ extern const ft_opdesc ft_ops_unary[], ft_ops_variadic[], ft_ops_reduce[], ft_op
     ft_ops_loss[];
 extern const ft_opdesc ft_ops_matmul[], ft_ops_conv[], ft_ops_pool[];
 extern const ft_opdesc ft_ops_fused_attention[];
+extern const ft_opdesc ft_ops_fused_norm[], ft_ops_fused_gelu[], ft_ops_fused_gemm[];
 
 static const ft_opdesc *const families[] = {
     ft_ops_binary,
@@ -18,6 +19,7 @@ static const ft_opdesc *const families[] = {
     ft_ops_unary, ft_ops_variadic, ft_ops_reduce, ft_ops_softmax, ft_ops_norm, ft_ops_loss,
     ft_ops_matmul, ft_ops_conv, ft_ops_pool,
     ft_ops_fused_attention,
+    ft_ops_fused_norm, ft_ops_fused_gelu, ft_ops_fused_gemm,
 };
 
 const ft_opdesc *ft_op_find(const char *domain, const char *op_type) {

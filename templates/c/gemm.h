@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fastmath.h"
 #include "tensor.h"
 
 #ifndef FT_GEMM_MR
@@ -44,10 +45,19 @@
 typedef float ft_v16f __attribute__((vector_size(64)));
 typedef float ft_v16u __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned */
 
-enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2 };
+enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2, FT_ACT_TANH = 3, FT_ACT_GELU = 4, FT_ACT_GELU_TANH = 5 };
+
+/* GELU of one element, erf form and tanh approximation: the formulas of unary.h's Gelu kernels,
+ * so a GELU fused into a GEMM computes what the separate op would. */
+static inline float ft_gelu_erf1(float x) { return 0.5f * x * (1 + ft_erff(x * 0.70710678118654752440f)); }
+static inline float ft_gelu_tanh1(float x) {
+  return 0.5f * x * (1 + ft_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
 
 /* What happens to a finished tile: C = alpha * acc + beta * bias[m * bias_rs + n * bias_cs]
- * (no bias term when bias is NULL), then relu or clip to [lo, hi]. */
+ * (no bias term when bias is NULL), then an activation: relu, clip to [lo, hi], tanh or GELU.
+ * It runs on each row of the tile right after the last K block, while the row is in L1: a
+ * fused activation costs no extra pass over C. */
 typedef struct ft_gemm_epi {
   float alpha, beta;
   const float *bias;
@@ -248,6 +258,17 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
 
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
+/* The transcendental activations over one row of a tile. Not inlined: with n a run-time count
+ * GCC vectorizes these loops, where inlined with n = NR its full unrolling leaves tanh scalar. */
+static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act) {
+  if (act == FT_ACT_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
+  else if (act == FT_ACT_GELU)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
+  else if (act == FT_ACT_GELU_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+}
+
 /* One row of a tile into C: n is NR (a constant after inlining: vector code) or the edge. */
 static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
                                                               const float *restrict t,
@@ -273,7 +294,8 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
   else if (last && e->act == FT_ACT_CLIP) {
     float lo = e->lo, hi = e->hi;
     for (int j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
-  }
+  } else if (last && e->act >= FT_ACT_TANH)
+    ft_gemm_act_row(c, n, e->act);
 }
 
 static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,
