@@ -7,7 +7,11 @@
 #include <string.h>
 
 /* Patterns, in order. Each lives in its own file, compiler/fuse_<name>.c. */
+int ft_fuse_conv_bn(ft_fuse_ctx *c), ft_fuse_conv_epilogue(ft_fuse_ctx *c), ft_fuse_elementwise(ft_fuse_ctx *c);
 static const ft_fuse_pass passes[] = {
+    {"conv_bn", ft_fuse_conv_bn},
+    {"conv_epilogue", ft_fuse_conv_epilogue},
+    {"elementwise", ft_fuse_elementwise}, /* last: it takes whatever elementwise chains are left */
     {0, 0},
 };
 

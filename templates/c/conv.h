@@ -37,7 +37,8 @@ enum {
   FT_CV_S = FT_CV_IN + 9,
   FT_CV_D = FT_CV_IN + 12,
   FT_CV_P = FT_CV_IN + 15,
-  FT_CV_NP = FT_CV_IN + 18
+  FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
+  FT_CV_NP = FT_CV_IN + 19
 };
 enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
 
@@ -189,7 +190,8 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
 }
 
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
-                                   const float *w, float b0, float *y) {
+                                   const float *w, float b0, float *y, const float *res,
+                                   const ft_gemm_epi *e) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
   int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
@@ -244,29 +246,32 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
       *(ft_v16u *)(ext + n) = a0;
     }
-    for (int64_t r = 0; r < R; r++) memcpy(y + (oh0 + r) * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    for (int64_t r = 0; r < R; r++) { /* out of the band, with the epilogue while it is in L1 */
+      float *yr = y + (oh0 + r) * OW;
+      memcpy(yr, ext + r * Wq, sizeof(float) * (size_t)OW);
+      ft_gemm_finish(yr, res ? res + (oh0 + r) * OW : NULL, OW, e);
+    }
   }
 }
 
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
-                              float *Y, const ft_gemm_epi *e) {
+                              const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-  int act = e->act;
-  float lo = e->lo, hi = e->hi;
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
     const float *x = X + pl * IHW, *w = W + c * KH * KW;
     float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
-    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y);
-    else ft_conv_dw_plane_taps(p, x, w, b0, y);
-    if (act == FT_ACT_RELU) for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] > 0 ? y[i] : 0;
-    else if (act == FT_ACT_CLIP)
-      for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+    const float *res = R ? R + pl * OH * OW : NULL;
+    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y, res, e);
+    else {
+      ft_conv_dw_plane_taps(p, x, w, b0, y);
+      ft_gemm_finish(y, res, OH * OW, e);
+    }
   }
 }
 
@@ -326,15 +331,23 @@ static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const 
     }
 }
 
-/* in: X, W, optional B; f: [alpha, beta, clip lo, clip hi] (alpha = beta = 1 for Conv). */
+/* The residual input, when there is one. Out of line: callers that pass three inputs would
+ * otherwise get array-bounds warnings for a read they never reach. */
+static __attribute__((noinline)) const float *ft_conv_residual(const int64_t *p, const void *const *in) {
+  return p[FT_CV_RES] ? (const float *)in[3] : NULL;
+}
+
+/* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
+ * (alpha = beta = 1 for Conv). */
 static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
                         void *scratch) {
   const float *X = (const float *)in[0], *W = (const float *)in[1];
   const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
+  const float *R = ft_conv_residual(p, in);
   float *Y = (float *)out[0], *col = (float *)scratch;
-  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3]};
+  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, p[FT_CV_RES] == 2};
   if (p[FT_CV_MODE] == FT_CV_DEPTHWISE) {
-    ft_conv_depthwise(p, X, W, bias, Y, &e);
+    ft_conv_depthwise(p, X, W, bias, R, Y, &e);
     return;
   }
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
@@ -380,6 +393,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         gi.b = col;
         gi.b_rowoff = rowoff;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)
@@ -398,6 +412,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         else gi.a = W + g * Mg * Kg;
         gi.b = X + (n * C + g * Cg) * S_in;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         ft_gemm_item(&gi, mc, it % per);
       }
@@ -415,6 +430,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
           else gi.a = W + g * Mg * Kg;
           gi.bp = col;
           gi.c = Y + (n * CO + g * Mg) * S_out + c0;
+          if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
           int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)
