@@ -189,6 +189,32 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
     if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
 }
 
+/* Input row ih into its phase rows of the band buffer: phase b's columns [j0[b], j1[b]) (the
+ * part that lies inside the input). The padding columns around them are never written, so they
+ * stay zero from when the buffer was cleared. */
+static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *const *dst) {
+  int64_t s = g->s;
+  if (s == 1) {
+    float *restrict d = dst[0];
+    for (int64_t j = g->j0[0]; j < g->j1[0]; j++) d[j] = src[j];
+  } else if (s == 2) { /* both phases in one loop: the compiler deinterleaves with shuffles */
+    float *restrict d0 = dst[0], *restrict d1 = dst[1];
+    int64_t lo = g->j0[0] > g->j0[1] ? g->j0[0] : g->j0[1], hi = g->j1[0] < g->j1[1] ? g->j1[0] : g->j1[1];
+    if (hi < lo) hi = lo;
+    for (int64_t j = g->j0[0]; j < lo; j++) d0[j] = src[2 * j];
+    for (int64_t j = g->j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
+    for (int64_t j = lo; j < hi; j++) {
+      d0[j] = src[2 * j];
+      d1[j] = src[2 * j + 1];
+    }
+    for (int64_t j = hi; j < g->j1[0]; j++) d0[j] = src[2 * j];
+    for (int64_t j = hi; j < g->j1[1]; j++) d1[j] = src[2 * j + 1];
+  } else {
+    for (int64_t b = 0; b < s; b++)
+      for (int64_t j = g->j0[b]; j < g->j1[b]; j++) dst[b][j] = src[j * s + b];
+  }
+}
+
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
                                    const float *w, float b0, float *y, const float *res,
                                    const ft_gemm_epi *e) {
@@ -196,27 +222,25 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
   int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
   float xp[FT_DW_BUF] __attribute__((aligned(64))), ext[FT_DW_BUF] __attribute__((aligned(64)));
-  int64_t off[FT_DW_MAXTAPS];
+  int64_t off[FT_DW_MAXTAPS], cleared_hq = -1;
   for (int64_t oh0 = 0; oh0 < OH; oh0 += g->rows) {
     int64_t R = OH - oh0 < g->rows ? OH - oh0 : g->rows;
     int64_t Hp = (R - 1) * s + (KH - 1) * dh + 1, Hq = (Hp + s - 1) / s;
     int64_t len = ft_dw_band_floats(p, g, R), next = R * Wq;
+    /* padding stays zero across bands of one layout (same Hq); only rows are (re)written */
+    if (Hq != cleared_hq) {
+      for (int64_t i = 0; i < len; i += 16) *(ft_v16u *)(xp + i) = (ft_v16f){0};
+      cleared_hq = Hq;
+    }
     for (int64_t h = 0, hq = 0, hr = 0; h < Hq * s; h++) { /* h = hq*s + hr: input row oh0*s + h - ph */
       int64_t ih = oh0 * s + h - ph;
-      int inside = h < Hp && ih >= 0 && ih < IH;
-      const float *src = x + ih * IW - pw;
-      for (int64_t b = 0; b < s; b++) {
-        float *dst = xp + ((hr * s + b) * Hq + hq) * Wq;
-        int64_t j = 0, j0 = inside ? g->j0[b] : 0, j1 = inside ? g->j1[b] : 0;
-        for (; j < j0; j++) dst[j] = 0;
-        if (s == 1) for (; j < j1; j++) dst[j] = src[j];
-        else if (s == 2) for (const float *sb = src + b; j < j1; j++) dst[j] = sb[2 * j];
-        else for (; j < j1; j++) dst[j] = src[j * s + b];
-        for (; j < Wq; j++) dst[j] = 0;
-      }
+      float *dst[FT_DW_MAXS];
+      for (int64_t b = 0; b < s; b++) dst[b] = xp + ((hr * s + b) * Hq + hq) * Wq;
+      if (h < Hp && ih >= 0 && ih < IH) ft_dw_load_row(g, x + ih * IW - pw, dst);
+      else
+        for (int64_t b = 0; b < s; b++) memset(dst[b], 0, sizeof(float) * (size_t)Wq);
       if (++hr == s) { hr = 0; hq++; }
     }
-    for (int64_t i = s * s * Hq * Wq; i < len; i++) xp[i] = 0;
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
@@ -246,11 +270,16 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
       *(ft_v16u *)(ext + n) = a0;
     }
-    for (int64_t r = 0; r < R; r++) { /* out of the band, with the epilogue while it is in L1 */
-      float *yr = y + (oh0 + r) * OW;
-      memcpy(yr, ext + r * Wq, sizeof(float) * (size_t)OW);
-      ft_gemm_finish(yr, res ? res + (oh0 + r) * OW : NULL, OW, e);
-    }
+    /* out of the band, in whole vectors where a row's overrun (under 16 floats) stays inside
+     * the next row, which is written after it; the band's last row is copied exactly. Then
+     * the epilogue over the band's output while it is in L1. */
+    float *yb = y + oh0 * OW;
+    int64_t r = 0;
+    if ((OW + 15) / 16 * 16 <= 2 * OW)
+      for (; r + 1 < R; r++)
+        for (int64_t c = 0; c < OW; c += 16) *(ft_v16u *)(yb + r * OW + c) = *(const ft_v16u *)(ext + r * Wq + c);
+    for (; r < R; r++) memcpy(yb + r * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    ft_gemm_finish(yb, res ? res + oh0 * OW : NULL, R * OW, e);
   }
 }
 

@@ -358,8 +358,36 @@ Test(fuse_cnn, residual_grouped_conv) { conv_residual("res_group", 4, 6, 7, 3, 1
 Test(fuse_cnn, residual_depthwise) { conv_residual("res_dw", 8, 8, 10, 3, 1, 1, 8, 1, 0, 0); }
 Test(fuse_cnn, residual_depthwise_stride_2_after_relu) { conv_residual("res_dw_s2", 8, 8, 11, 3, 2, 1, 8, 0, 1, 0); }
 Test(fuse_cnn, residual_after_relu) { conv_residual("res_after", 4, 4, 8, 3, 1, 1, 1, 0, 1, 1); }
-/* a plane too wide for the depthwise band buffer: the per-tap loop */
-Test(fuse_cnn, residual_depthwise_wide_plane) { conv_residual("res_dw_wide", 2, 2, 130, 3, 1, 1, 2, 1, 0, 0); }
+/* several bands per plane, the last one shorter */
+Test(fuse_cnn, residual_depthwise_many_bands) { conv_residual("res_dw_bands", 2, 2, 130, 3, 1, 1, 2, 1, 0, 0); }
+
+/* Depthwise geometries: 5x5, strides 2 and 3, dilation, asymmetric pads, outputs narrower than
+ * a vector (7, 4, 1 wide), a row too wide for the band buffer (the per-tap loop); SiLU. */
+Test(fuse_cnn, depthwise_geometries) {
+  static const struct { int64_t c, h, w, k, s, d, pt, pl, pb, pr; } cases[] = {
+      {6, 14, 14, 5, 2, 1, 2, 2, 2, 2}, {5, 14, 14, 3, 1, 2, 2, 2, 2, 2}, {4, 9, 13, 3, 3, 1, 1, 1, 1, 1},
+      {3, 8, 8, 3, 2, 1, 0, 1, 1, 0},   {8, 3, 3, 3, 1, 1, 1, 1, 1, 1},   {2, 3, 4100, 3, 1, 1, 1, 1, 1, 1},
+      {4, 7, 7, 5, 1, 1, 2, 2, 2, 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    begin(tu_fmt("dw%zu", i));
+    input("x", tu_fmt("1,%lld,%lld,%lld", (long long)cases[i].c, (long long)cases[i].h, (long long)cases[i].w));
+    weight("w", tu_fmt("%lld,1,%lld,%lld", (long long)cases[i].c, (long long)cases[i].k, (long long)cases[i].k), 0.5f, 0);
+    weight("b", tu_fmt("%lld", (long long)cases[i].c), 0.5f, 0);
+    Onnx__NodeProto *n = node("Conv", "x,w,b", "c");
+    const int64_t st[2] = {cases[i].s, cases[i].s}, dl[2] = {cases[i].d, cases[i].d};
+    const int64_t pads[4] = {cases[i].pt, cases[i].pl, cases[i].pb, cases[i].pr};
+    tb_attr_ints(n, "strides", st, 2);
+    tb_attr_ints(n, "dilations", dl, 2);
+    tb_attr_ints(n, "pads", pads, 4);
+    tb_attr_int(n, "group", cases[i].c);
+    node("Sigmoid", "c", "s");
+    node("Mul", "s,c", "y");
+    output("y");
+    run r = check(finish(14), "");
+    cr_assert_str_eq(r.ops, "FusedConv", "case %zu", i);
+  }
+}
 
 Test(fuse_cnn, residual_in_a_3d_conv) {
   begin("res_3d");
