@@ -13,6 +13,9 @@ int ft_fuse_layernorm(ft_fuse_ctx *c);
 int ft_fuse_skip_layernorm(ft_fuse_ctx *c);
 int ft_fuse_gelu(ft_fuse_ctx *c);
 int ft_fuse_gemm_epilogue(ft_fuse_ctx *c);
+int ft_fuse_conv_bn(ft_fuse_ctx *c);
+int ft_fuse_conv_epilogue(ft_fuse_ctx *c);
+int ft_fuse_elementwise(ft_fuse_ctx *c);
 
 static const ft_fuse_pass passes[] = {
     {"attention", ft_fuse_attention},
@@ -21,6 +24,9 @@ static const ft_fuse_pass passes[] = {
     {"skip_layernorm", ft_fuse_skip_layernorm},
     {"gelu", ft_fuse_gelu},
     {"gemm_epilogue", ft_fuse_gemm_epilogue},
+    {"conv_bn", ft_fuse_conv_bn},
+    {"conv_epilogue", ft_fuse_conv_epilogue},
+    {"elementwise", ft_fuse_elementwise}, /* last: it takes whatever elementwise chains are left */
     {0, 0},
 };
 
