@@ -30,6 +30,7 @@ struct ft_eager {
 
   int profiling;
   int *node_row;        /* per node: its row in rows */
+  void **packed;        /* per node: its constant weight in the kernel's packed layout, made once */
   ft_eager_oprow *rows; /* per op type, in order of first appearance */
   ft_eager_oprow *sorted;
   int n_rows;

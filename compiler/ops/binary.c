@@ -15,7 +15,7 @@ typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
       {FT_UINT8, "ft_" #op "_u8", ft_##op##_u8},    {FT_UINT16, "ft_" #op "_u16", ft_##op##_u16}, \
       {FT_UINT32, "ft_" #op "_u32", ft_##op##_u32}, {FT_UINT64, "ft_" #op "_u64", ft_##op##_u64}, \
       {0, 0, 0}};
-TABLE(add) TABLE(sub) TABLE(mul) TABLE(div) TABLE(max2) TABLE(min2) TABLE(pow) TABLE(mod)
+TABLE(add) TABLE(sub) TABLE(mul) TABLE(div) TABLE(pow) TABLE(mod)
 TABLE(equal) TABLE(less) TABLE(greater) TABLE(less_equal) TABLE(greater_equal) TABLE(fmod)
 #undef TABLE
 #define TABLE_INT(op, signed_too)                                                                \
@@ -36,7 +36,25 @@ TABLE_INT(bitwise_and, SIGNED) TABLE_INT(bitwise_or, SIGNED) TABLE_INT(bitwise_x
 static const kentry pow_f32_k[] = {
     {FT_FLOAT, "ft_pow_f32_f32", ft_pow_f32_f32}, {FT_DOUBLE, "ft_pow_f32_f64", ft_pow_f32_f64},
     {FT_INT32, "ft_pow_f32_i32", ft_pow_f32_i32}, {FT_INT64, "ft_pow_f32_i64", ft_pow_f32_i64},
+    {FT_INT8, "ft_pow_f32_i8", ft_pow_f32_i8},    {FT_INT16, "ft_pow_f32_i16", ft_pow_f32_i16},
+    {FT_UINT8, "ft_pow_f32_u8", ft_pow_f32_u8},   {FT_UINT16, "ft_pow_f32_u16", ft_pow_f32_u16},
+    {FT_UINT32, "ft_pow_f32_u32", ft_pow_f32_u32}, {FT_UINT64, "ft_pow_f32_u64", ft_pow_f32_u64},
     {0, 0, 0}};
+/* Pow's other mixed pairs, by base and exponent type */
+static const struct { int base, exp; const char *name; ft_kernel_fn fn; } pow_mixed_k[] = {
+#define PM(b, bs, e, es) {b, e, "ft_pow_" #bs "_" #es, ft_pow_##bs##_##es}
+    PM(FT_INT32, i32, FT_INT64, i64),  PM(FT_INT32, i32, FT_FLOAT, f32),  PM(FT_INT32, i32, FT_DOUBLE, f64),
+    PM(FT_INT64, i64, FT_INT32, i32),  PM(FT_INT64, i64, FT_FLOAT, f32),  PM(FT_INT64, i64, FT_DOUBLE, f64),
+    PM(FT_DOUBLE, f64, FT_INT32, i32), PM(FT_DOUBLE, f64, FT_INT64, i64), PM(FT_DOUBLE, f64, FT_FLOAT, f32),
+#undef PM
+};
+
+static int find_pow_mixed(int base, int exp) {
+  for (size_t i = 0; i < sizeof pow_mixed_k / sizeof pow_mixed_k[0]; i++)
+    if (pow_mixed_k[i].base == base && pow_mixed_k[i].exp == exp) return (int)i;
+  return -1;
+}
+
 static const kentry and_k[] = {{FT_BOOL, "ft_and_bool", ft_and_bool}, {0, 0, 0}};
 static const kentry or_k[] = {{FT_BOOL, "ft_or_bool", ft_or_bool}, {0, 0, 0}};
 static const kentry xor_k[] = {{FT_BOOL, "ft_xor_bool", ft_xor_bool}, {0, 0, 0}};
@@ -65,7 +83,8 @@ static const struct binop *find_binop(const char *op) {
 static int binary_infer(ft_opctx *c) {
   const struct binop *b = find_binop(c->node->op_type);
   if (c->n_in != 2 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs two inputs");
-  int pow_mixed = !strcmp(b->op, "Pow") && c->in[0]->dtype == FT_FLOAT;
+  int pow_mixed = !strcmp(b->op, "Pow") &&
+                  (c->in[0]->dtype == FT_FLOAT || find_pow_mixed(c->in[0]->dtype, c->in[1]->dtype) >= 0);
   if (c->in[0]->dtype != c->in[1]->dtype && !pow_mixed)
     return ft_infer_fail(c, FT_EINVALID, "inputs have different types (%s and %s)",
                          ft_dtype_name(c->in[0]->dtype), ft_dtype_name(c->in[1]->dtype));
@@ -81,6 +100,7 @@ static int binary_plan(ft_opctx *c, ft_kcall *k) {
   const kentry *table = b->k;
   int dt = c->in[0]->dtype;
   if (!strcmp(b->op, "Pow") && dt == FT_FLOAT) { table = pow_f32_k; dt = c->in[1]->dtype; }
+  int pm = !strcmp(b->op, "Pow") && dt != c->in[1]->dtype ? find_pow_mixed(dt, c->in[1]->dtype) : -1;
   if (!strcmp(b->op, "Mod") && ft_attr_int(c->node, "fmod", 0)) table = fmod_k;
   if (!strcmp(b->op, "BitShift")) {
     const char *dir = ft_attr_str(c->node, "direction", "");
@@ -88,7 +108,8 @@ static int binary_plan(ft_opctx *c, ft_kcall *k) {
     else if (strcmp(dir, "LEFT"))
       return ft_infer_fail(c, FT_EINVALID, "direction='%s' is not 'LEFT' or 'RIGHT'", dir);
   }
-  if (!strcmp(b->op, "Mod") && dt == FT_FLOAT16) {
+  if (pm >= 0) { k->kernel = pow_mixed_k[pm].name; k->fn = pow_mixed_k[pm].fn; }
+  else if (!strcmp(b->op, "Mod") && dt == FT_FLOAT16) {
     if (table == fmod_k) FT_K(k, ft_fmod_f16);
     else FT_K(k, ft_mod_f16);
   } else if (!strcmp(b->op, "Equal") && dt == FT_BOOL) { k->kernel = "ft_equal_bool"; k->fn = ft_equal_bool; }

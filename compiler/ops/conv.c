@@ -42,6 +42,15 @@ static int conv_common(ft_opctx *c, int64_t *k, int *nk) {
 
 /* ---- Conv ---- */
 
+/* The shifted-rows GEMM (conv.h) copies every phase plane of a strided input; worth it when
+ * the taps cover every phase (window span at least the stride), as in 3x3/2 and 7x7/2 convs.
+ * A 1x1/2 conv reads a quarter of its input: im2col gathers just that. */
+static int shifted_ok(const ft_window *w) {
+  for (int i = 0; i < w->n; i++)
+    if (w->s[i] > 4 || (w->k[i] - 1) * w->d[i] + 1 < w->s[i]) return 0;
+  return 1;
+}
+
 static int conv_infer(ft_opctx *c) {
   int64_t k[FT_WIN_MAXD];
   int nk = 0;
@@ -88,7 +97,7 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
     if (win.k[i] != 1 || win.s[i] != 1 || win.pb[i] || win.pe[i]) pointwise = 0;
   if (G == C && CO == C && nk <= 2) p[FT_CV_MODE] = FT_CV_DEPTHWISE;
   else if (pointwise) p[FT_CV_MODE] = FT_CV_POINTWISE;
-  else if (nk <= 2 && win.s[0] == 1 && win.s[nk - 1] == 1) p[FT_CV_MODE] = FT_CV_SHIFTED;
+  else if (nk <= 2 && shifted_ok(&win)) p[FT_CV_MODE] = FT_CV_SHIFTED;
   else p[FT_CV_MODE] = FT_CV_IM2COL;
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   p[FT_CV_CHUNK] = chunk_cols(ft_conv_kg(p), S_out);

@@ -57,7 +57,10 @@
 
 static inline int64_t ft_floor_div_i64(int64_t a, int64_t b) { return b ? a / b : 0; }
 /* Mod with fmod=0: the remainder takes the divisor's sign, as Python's % does. */
-static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m; }
+static inline double ft_fmod_sign(double a, double b) {
+  double m = fmod(a, b);
+  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
+}
 
 #define FT_ARITH(sfx, T)                                                                         \
   FT_BINARY_KERNEL(ft_add_##sfx, T, T, x + z)                                                    \
@@ -75,27 +78,46 @@ static inline double ft_fmod_sign(double a, double b) { double m = fmod(a, b); r
 FT_NUMERIC_TYPES(FT_ARITH)
 #undef FT_ARITH
 
+/* Pow with an exponent of another type than the base (not float32, above): in double, converted
+ * to the base's type. */
+#define FT_POW_MIXED(bs, TB, es, TE) FT_BINARY_KERNEL2(ft_pow_##bs##_##es, TB, TE, TB, pow((double)x, (double)z))
+FT_POW_MIXED(i32, int32_t, i64, int64_t) FT_POW_MIXED(i32, int32_t, f32, float) FT_POW_MIXED(i32, int32_t, f64, double)
+FT_POW_MIXED(i64, int64_t, i32, int32_t) FT_POW_MIXED(i64, int64_t, f32, float) FT_POW_MIXED(i64, int64_t, f64, double)
+FT_POW_MIXED(f64, double, i32, int32_t) FT_POW_MIXED(f64, double, i64, int64_t) FT_POW_MIXED(f64, double, f32, float)
+#undef FT_POW_MIXED
+
 /* Mod. ft_mod_*: fmod=0, the remainder has the divisor's sign; ft_fmod_*: fmod=1, the dividend's
  * sign (C's % and fmod). Integer division by zero gives 0 instead of trapping, and so does
  * x % -1 (whose quotient can overflow). */
-#define FT_MOD_SIGNED(sfx, T)                                                                    \
-  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, (z == 0 || z == -1) ? 0 : x % z)                         \
-  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, (z == 0 || z == -1) ? 0 : ((x % z != 0 && ((x % z < 0) != (z < 0))) ? x % z + z : x % z))
-#define FT_MOD_UNSIGNED(sfx, T)                                                                  \
-  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, z == 0 ? 0 : x % z)                                      \
-  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, z == 0 ? 0 : x % z)
-#define FT_MOD_FLOAT(sfx, T)                                                                     \
-  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, fmod(x, z))                                              \
-  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, ft_fmod_sign(x, z))
-FT_MOD_FLOAT(f32, float) FT_MOD_FLOAT(f64, double)
-FT_MOD_SIGNED(i8, int8_t) FT_MOD_SIGNED(i16, int16_t) FT_MOD_SIGNED(i32, int32_t) FT_MOD_SIGNED(i64, int64_t)
-FT_MOD_UNSIGNED(u8, uint8_t) FT_MOD_UNSIGNED(u16, uint16_t) FT_MOD_UNSIGNED(u32, uint32_t) FT_MOD_UNSIGNED(u64, uint64_t)
+static inline int64_t ft_imod_trunc(int64_t x, int64_t z) { return (z == 0 || z == -1) ? 0 : x % z; }
+static inline int64_t ft_imod_floor(int64_t x, int64_t z) {
+  int64_t r = ft_imod_trunc(x, z);
+  return (r != 0 && ((r < 0) != (z < 0))) ? r + z : r;
+}
+static inline uint64_t ft_umod(uint64_t x, uint64_t z) { return z ? x % z : 0; }
+#define FT_MOD(sfx, T, FMOD, MOD)                                                                \
+  FT_BINARY_KERNEL(ft_fmod_##sfx, T, T, FMOD(x, z))                                              \
+  FT_BINARY_KERNEL(ft_mod_##sfx, T, T, MOD(x, z))
+FT_MOD(f32, float, fmod, ft_fmod_sign)
+FT_MOD(f64, double, fmod, ft_fmod_sign)
+FT_MOD(i8, int8_t, ft_imod_trunc, ft_imod_floor)
+FT_MOD(i16, int16_t, ft_imod_trunc, ft_imod_floor)
+FT_MOD(i32, int32_t, ft_imod_trunc, ft_imod_floor)
+FT_MOD(i64, int64_t, ft_imod_trunc, ft_imod_floor)
+FT_MOD(u8, uint8_t, ft_umod, ft_umod)
+FT_MOD(u16, uint16_t, ft_umod, ft_umod)
+FT_MOD(u32, uint32_t, ft_umod, ft_umod)
+FT_MOD(u64, uint64_t, ft_umod, ft_umod)
+#undef FT_MOD
 /* float16 through float: the remainder is exact, so rounding back loses nothing */
-FT_BINARY_KERNEL(ft_fmod_f16, uint16_t, uint16_t, ft_float_to_half(fmodf(ft_half_to_float(x), ft_half_to_float(z))))
-FT_BINARY_KERNEL(ft_mod_f16, uint16_t, uint16_t, ft_float_to_half((float)ft_fmod_sign(ft_half_to_float(x), ft_half_to_float(z))))
-#undef FT_MOD_SIGNED
-#undef FT_MOD_UNSIGNED
-#undef FT_MOD_FLOAT
+static inline uint16_t ft_fmod_f16_1(uint16_t x, uint16_t z) {
+  return ft_float_to_half(fmodf(ft_half_to_float(x), ft_half_to_float(z)));
+}
+static inline uint16_t ft_mod_f16_1(uint16_t x, uint16_t z) {
+  return ft_float_to_half((float)ft_fmod_sign(ft_half_to_float(x), ft_half_to_float(z)));
+}
+FT_BINARY_KERNEL(ft_fmod_f16, uint16_t, uint16_t, ft_fmod_f16_1(x, z))
+FT_BINARY_KERNEL(ft_mod_f16, uint16_t, uint16_t, ft_mod_f16_1(x, z))
 
 /* BitShift (unsigned types) and the bitwise ops. A shift by the type's width or more gives 0,
  * where C would be undefined. */

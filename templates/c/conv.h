@@ -1,16 +1,21 @@
 /* Conv (NCHW, 1-D to 3-D, groups, dilations, strides, pads) and ConvTranspose, fp32.
  *
- * A group's output [C_out/g, spatial] is W_g [C_out/g, C_in/g*kernel] times the im2col matrix
- * [C_in/g*kernel, spatial], so it lands in NCHW directly. The im2col matrix is written straight
- * into the GEMM core's packed panel layout, a chunk of columns at a time so the chunk stays in
- * L2 while every weight row block passes over it. A 1x1 stride-1 unpadded conv reads its input
- * as the B matrix as it is. A stride-1 2-D conv needs no im2col either: computed over the
- * zero-padded input's full width (the extra columns are dropped when C is stored), the tap
- * (kh, kw) of every output column reads the padded input at one fixed offset, so row (ci, kh,
- * kw) of B is the padded input shifted (ft_gemm_op.b_rowoff). Depthwise convs (group == C_in == C_out) run a direct loop instead:
- * a GEMM with one input channel per group has nothing to reuse.
- *
- * Weights are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). */
+ * A group's output [C_out/g, spatial] is W_g [C_out/g, C_in/g*kernel] times a B matrix
+ * [C_in/g*kernel, spatial] on the GEMM core (gemm.h), so it lands in NCHW directly. Weights
+ * are the A operand; ftaxc packs constant weights at compile time (ft_conv_pack_w). B comes
+ * one of four ways (FT_CV_MODE, chosen by compiler/ops/conv.c):
+ *   pointwise  1x1, stride 1, no pads: B is the group's input as it is.
+ *   shifted    1-D and 2-D: computed over the zero-padded input's full width (the extra
+ *              columns are dropped when C is stored), tap (kh, kw) of every output column
+ *              reads the padded input at one fixed offset, so row (ci, kh, kw) of B is the
+ *              padded input shifted (ft_gemm_op.b_rowoff): no im2col. With a stride the padded
+ *              input is split into phase planes first (ft_conv_shift), which makes the offsets
+ *              fixed again.
+ *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
+ *              straight into the packed panel layout, a chunk of columns at a time so the
+ *              chunk stays in L2 while every weight row block passes over it.
+ *   depthwise  group == C_in == C_out: a direct loop (ft_conv_depthwise); a GEMM with one
+ *              input channel per group has nothing to reuse. */
 #ifndef FT_CONV_H
 #define FT_CONV_H
 
@@ -22,7 +27,7 @@
 /* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
 enum {
   FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
-  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE */
+  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED */
   FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
   FT_CV_HAS_BIAS, FT_CV_ACT,
   FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
@@ -32,7 +37,8 @@ enum {
   FT_CV_S = FT_CV_IN + 9,
   FT_CV_D = FT_CV_IN + 12,
   FT_CV_P = FT_CV_IN + 15,
-  FT_CV_NP = FT_CV_IN + 18
+  FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
+  FT_CV_NP = FT_CV_IN + 19
 };
 enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
 
@@ -70,6 +76,10 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
   float *row = dst + kr * FT_GEMM_NR;
+  if (ncols % FT_GEMM_NR) { /* zeros past the last column: no stray denormals or NaNs */
+    float *last = row + ncols / FT_GEMM_NR * Kg * FT_GEMM_NR;
+    for (int64_t q = ncols % FT_GEMM_NR; q < FT_GEMM_NR; q++) last[q] = 0;
+  }
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
@@ -179,33 +189,58 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
     if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
 }
 
+/* Input row ih into its phase rows of the band buffer: phase b's columns [j0[b], j1[b]) (the
+ * part that lies inside the input). The padding columns around them are never written, so they
+ * stay zero from when the buffer was cleared. */
+static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *const *dst) {
+  int64_t s = g->s;
+  if (s == 1) {
+    float *restrict d = dst[0];
+    for (int64_t j = g->j0[0]; j < g->j1[0]; j++) d[j] = src[j];
+  } else if (s == 2) { /* both phases in one loop: the compiler deinterleaves with shuffles */
+    float *restrict d0 = dst[0], *restrict d1 = dst[1];
+    int64_t lo = g->j0[0] > g->j0[1] ? g->j0[0] : g->j0[1], hi = g->j1[0] < g->j1[1] ? g->j1[0] : g->j1[1];
+    if (hi < lo) hi = lo;
+    for (int64_t j = g->j0[0]; j < lo; j++) d0[j] = src[2 * j];
+    for (int64_t j = g->j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
+    for (int64_t j = lo; j < hi; j++) {
+      d0[j] = src[2 * j];
+      d1[j] = src[2 * j + 1];
+    }
+    for (int64_t j = hi; j < g->j1[0]; j++) d0[j] = src[2 * j];
+    for (int64_t j = hi; j < g->j1[1]; j++) d1[j] = src[2 * j + 1];
+  } else {
+    for (int64_t b = 0; b < s; b++)
+      for (int64_t j = g->j0[b]; j < g->j1[b]; j++) dst[b][j] = src[j * s + b];
+  }
+}
+
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
-                                   const float *w, float b0, float *y) {
+                                   const float *w, float b0, float *y, const float *res,
+                                   const ft_gemm_epi *e) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
   int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
   float xp[FT_DW_BUF] __attribute__((aligned(64))), ext[FT_DW_BUF] __attribute__((aligned(64)));
-  int64_t off[FT_DW_MAXTAPS];
+  int64_t off[FT_DW_MAXTAPS], cleared_hq = -1;
   for (int64_t oh0 = 0; oh0 < OH; oh0 += g->rows) {
     int64_t R = OH - oh0 < g->rows ? OH - oh0 : g->rows;
     int64_t Hp = (R - 1) * s + (KH - 1) * dh + 1, Hq = (Hp + s - 1) / s;
     int64_t len = ft_dw_band_floats(p, g, R), next = R * Wq;
+    /* padding stays zero across bands of one layout (same Hq); only rows are (re)written */
+    if (Hq != cleared_hq) {
+      for (int64_t i = 0; i < len; i += 16) *(ft_v16u *)(xp + i) = (ft_v16f){0};
+      cleared_hq = Hq;
+    }
     for (int64_t h = 0, hq = 0, hr = 0; h < Hq * s; h++) { /* h = hq*s + hr: input row oh0*s + h - ph */
       int64_t ih = oh0 * s + h - ph;
-      int inside = h < Hp && ih >= 0 && ih < IH;
-      const float *src = x + ih * IW - pw;
-      for (int64_t b = 0; b < s; b++) {
-        float *dst = xp + ((hr * s + b) * Hq + hq) * Wq;
-        int64_t j = 0, j0 = inside ? g->j0[b] : 0, j1 = inside ? g->j1[b] : 0;
-        for (; j < j0; j++) dst[j] = 0;
-        if (s == 1) for (; j < j1; j++) dst[j] = src[j];
-        else if (s == 2) for (const float *sb = src + b; j < j1; j++) dst[j] = sb[2 * j];
-        else for (; j < j1; j++) dst[j] = src[j * s + b];
-        for (; j < Wq; j++) dst[j] = 0;
-      }
+      float *dst[FT_DW_MAXS];
+      for (int64_t b = 0; b < s; b++) dst[b] = xp + ((hr * s + b) * Hq + hq) * Wq;
+      if (h < Hp && ih >= 0 && ih < IH) ft_dw_load_row(g, x + ih * IW - pw, dst);
+      else
+        for (int64_t b = 0; b < s; b++) memset(dst[b], 0, sizeof(float) * (size_t)Wq);
       if (++hr == s) { hr = 0; hq++; }
     }
-    for (int64_t i = s * s * Hq * Wq; i < len; i++) xp[i] = 0;
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
@@ -235,81 +270,113 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
       *(ft_v16u *)(ext + n) = a0;
     }
-    for (int64_t r = 0; r < R; r++) memcpy(y + (oh0 + r) * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    /* out of the band, in whole vectors where a row's overrun (under 16 floats) stays inside
+     * the next row, which is written after it; the band's last row is copied exactly. Then
+     * the epilogue over the band's output while it is in L1. */
+    float *yb = y + oh0 * OW;
+    int64_t r = 0;
+    if ((OW + 15) / 16 * 16 <= 2 * OW)
+      for (; r + 1 < R; r++)
+        for (int64_t c = 0; c < OW; c += 16) *(ft_v16u *)(yb + r * OW + c) = *(const ft_v16u *)(ext + r * Wq + c);
+    for (; r < R; r++) memcpy(yb + r * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    ft_gemm_finish(yb, res ? res + oh0 * OW : NULL, R * OW, e);
   }
 }
 
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
-                              float *Y, const ft_gemm_epi *e) {
+                              const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-  int act = e->act;
-  float lo = e->lo, hi = e->hi;
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
     const float *x = X + pl * IHW, *w = W + c * KH * KW;
     float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
-    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y);
-    else ft_conv_dw_plane_taps(p, x, w, b0, y);
-    if (act == FT_ACT_RELU) for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] > 0 ? y[i] : 0;
-    else if (act == FT_ACT_CLIP)
-      for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+    const float *res = R ? R + pl * OH * OW : NULL;
+    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y, res, e);
+    else {
+      ft_conv_dw_plane_taps(p, x, w, b0, y);
+      ft_gemm_finish(y, res, OH * OW, e);
+    }
   }
 }
 
-/* Shifted mode: the padded input of one group is [C_in/g, Hp, Wp] plus a zero tail that the
- * last taps of the widest rows read past the end. */
-static inline int64_t ft_conv_padded_floats(const int64_t *p) {
-  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
-  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
-  int64_t n = p[FT_CV_C] / p[FT_CV_G] * Hp * Wp + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
-  return (n + 15) / 16 * 16;
+/* Shifted mode geometry. The padded input of one group, [C_in/g, Hp, Wp], is stored as
+ * sh*sw phase planes per channel (rows and columns split by their remainder mod the stride;
+ * one plane when the stride is 1), each Hq x Wq. Output (oh, ow) is column oh*Wq + ow of C,
+ * and tap (kh, kw) reads its phase plane at row oh + kh*dh/sh, column ow + kw*dw/sw: one fixed
+ * offset per B row. A zero tail absorbs the last taps of the widest rows. */
+typedef struct ft_conv_shift { int64_t sh, sw, Hp, Wp, Hq, Wq, plane, chan, floats; } ft_conv_shift;
+
+static inline ft_conv_shift ft_conv_shift_geo(const int64_t *p) {
+  ft_conv_shift q;
+  q.sh = p[FT_CV_S + 1];
+  q.sw = p[FT_CV_S + 2];
+  q.Hp = (p[FT_CV_OUT + 1] - 1) * q.sh + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1;
+  q.Wp = (p[FT_CV_OUT + 2] - 1) * q.sw + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2] + 1;
+  q.Hq = (q.Hp + q.sh - 1) / q.sh;
+  q.Wq = (q.Wp + q.sw - 1) / q.sw;
+  q.plane = q.Hq * q.Wq;
+  q.chan = q.sh * q.sw * q.plane;
+  q.floats = (p[FT_CV_C] / p[FT_CV_G] * q.chan + q.Wq + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2] + 16 + 15) / 16 * 16;
+  return q;
 }
 
 /* Scratch: one im2col chunk, or the padded input and B's row offsets (shifted mode). */
 static inline size_t ft_conv_scratch(const int64_t *p) {
   if (p[FT_CV_MODE] == FT_CV_IM2COL) return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
   if (p[FT_CV_MODE] == FT_CV_SHIFTED)
-    return sizeof(float) * (size_t)ft_conv_padded_floats(p) + sizeof(int64_t) * (size_t)ft_conv_kg(p);
+    return sizeof(float) * (size_t)ft_conv_shift_geo(p).floats + sizeof(int64_t) * (size_t)ft_conv_kg(p);
   return 0;
 }
 
-/* Shifted mode, one group of one image: padded input rows (channels split across threads). */
-static void ft_conv_pad_plane(const int64_t *p, const float *x, int64_t ci, float *xp) {
+/* Shifted mode, one channel of one group: its zero-padded phase planes. */
+static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const float *x, int64_t ci,
+                                float *xp) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
-  int64_t Hp = p[FT_CV_OUT + 1] + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1];
-  int64_t Wp = p[FT_CV_OUT + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2];
+  int64_t sh = q->sh, sw = q->sw, Wq = q->Wq;
   const float *xc = x + ci * IH * IW;
-  float *dst = xp + ci * Hp * Wp;
-  int64_t w1 = pw + IW < Wp ? pw + IW : Wp; /* columns [pw, w1) come from the input */
-  for (int64_t h = 0; h < Hp; h++) {
-    float *row = dst + h * Wp;
-    int64_t ih = h - ph;
-    if (ih < 0 || ih >= IH) {
-      for (int64_t w = 0; w < Wp; w++) row[w] = 0;
-      continue;
+  float *dst = xp + ci * q->chan;
+  for (int64_t a = 0; a < sh; a++)
+    for (int64_t i = 0; i < q->Hq; i++) { /* padded row h = i*sh + a is input row h - ph */
+      int64_t h = i * sh + a, ih = h - ph;
+      int inside = h < q->Hp && ih >= 0 && ih < IH;
+      const float *src = xc + ih * IW - pw;
+      for (int64_t b = 0; b < sw; b++) { /* padded column j*sw + b is input column j*sw + b - pw */
+        float *row = dst + (a * sw + b) * q->plane + i * Wq;
+        int64_t j0 = pw - b <= 0 ? 0 : (pw - b + sw - 1) / sw, j1 = (IW + pw - b + sw - 1) / sw;
+        if (j1 > Wq) j1 = Wq;
+        if (!inside || j0 > j1) j0 = j1 = 0;
+        int64_t j = 0;
+        for (; j < j0; j++) row[j] = 0;
+        if (sw == 1) for (; j < j1; j++) row[j] = src[j];
+        else if (sw == 2) for (const float *sb = src + b; j < j1; j++) row[j] = sb[2 * j];
+        else for (; j < j1; j++) row[j] = src[j * sw + b];
+        for (; j < Wq; j++) row[j] = 0;
+      }
     }
-    const float *src = xc + ih * IW - pw;
-    int64_t w = 0;
-    for (; w < pw && w < Wp; w++) row[w] = 0;
-    for (; w < w1; w++) row[w] = src[w];
-    for (; w < Wp; w++) row[w] = 0;
-  }
 }
 
-/* in: X, W, optional B; f: [alpha, beta, clip lo, clip hi] (alpha = beta = 1 for Conv). */
+/* The residual input, when there is one. Out of line: callers that pass three inputs would
+ * otherwise get array-bounds warnings for a read they never reach. */
+static __attribute__((noinline)) const float *ft_conv_residual(const int64_t *p, const void *const *in) {
+  return p[FT_CV_RES] ? (const float *)in[3] : NULL;
+}
+
+/* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
+ * (alpha = beta = 1 for Conv). */
 static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
                         void *scratch) {
   const float *X = (const float *)in[0], *W = (const float *)in[1];
   const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
+  const float *R = ft_conv_residual(p, in);
   float *Y = (float *)out[0], *col = (float *)scratch;
-  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3]};
+  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, p[FT_CV_RES] == 2};
   if (p[FT_CV_MODE] == FT_CV_DEPTHWISE) {
-    ft_conv_depthwise(p, X, W, bias, Y, &e);
+    ft_conv_depthwise(p, X, W, bias, R, Y, &e);
     return;
   }
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
@@ -331,30 +398,31 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
     if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
       int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2];
       int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
-      int64_t Hp = OH + (KH - 1) * dh, Wp = OW + (KW - 1) * dw, Sp = Hp * Wp, np = ft_conv_padded_floats(p);
-      int64_t *rowoff = (int64_t *)(col + np);
+      ft_conv_shift q = ft_conv_shift_geo(p);
+      int64_t *rowoff = (int64_t *)(col + q.floats);
 #pragma omp for schedule(static)
       for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
-        int64_t kw = kr % KW, kh = kr / KW % KH, ci = kr / KW / KH;
-        rowoff[kr] = ci * Sp + kh * dh * Wp + kw * dw;
+        int64_t rw = kr % KW * dw, rh = kr / KW % KH * dh, ci = kr / KW / KH;
+        rowoff[kr] = ci * q.chan + ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
       }
       for (int64_t ng = 0; ng < N * G; ng++) {
         int64_t n = ng / G, g = ng % G;
         const float *xg = X + (n * C + g * Cg) * S_in;
 #pragma omp for schedule(static)
         for (int64_t ci = 0; ci <= Cg; ci++) {
-          if (ci < Cg) ft_conv_pad_plane(p, xg, ci, col);
-          else for (int64_t i = Cg * Sp; i < np; i++) col[i] = 0;
+          if (ci < Cg) ft_conv_pad_channel(p, &q, xg, ci, col);
+          else for (int64_t i = Cg * q.chan; i < q.floats; i++) col[i] = 0;
         }
         ft_gemm_op gi = g0;
-        gi.N = OH * Wp;
-        gi.c_wrap = Wp;
+        gi.N = OH * q.Wq;
+        gi.c_wrap = q.Wq;
         gi.c_keep = OW;
         if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
         else gi.a = W + g * Mg * Kg;
         gi.b = col;
         gi.b_rowoff = rowoff;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)
@@ -373,6 +441,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         else gi.a = W + g * Mg * Kg;
         gi.b = X + (n * C + g * Cg) * S_in;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         ft_gemm_item(&gi, mc, it % per);
       }
@@ -390,6 +459,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
           else gi.a = W + g * Mg * Kg;
           gi.bp = col;
           gi.c = Y + (n * CO + g * Mg) * S_out + c0;
+          if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
           int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)

@@ -98,6 +98,7 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
             FT_POOL_TAPS(p, x, od, oh, {                                                       \
               const T *restrict xr = x + roff + off;                                           \
               if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] = xr[ow] > yr[ow] ? xr[ow] : yr[ow]; \
+              else if (sw == 2) for (int64_t ow = a; ow < b; ow++) yr[ow] = xr[2 * ow] > yr[ow] ? xr[2 * ow] : yr[ow]; \
               else for (int64_t ow = a; ow < b; ow++) yr[ow] = xr[ow * sw] > yr[ow] ? xr[ow * sw] : yr[ow]; \
             });                                                                                \
           } else {                                                                             \
@@ -150,6 +151,7 @@ static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void 
           const float *restrict xr = x + roff + off;
           if (!lp) {
             if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] += xr[ow];
+            else if (sw == 2) for (int64_t ow = a; ow < b; ow++) yr[ow] += xr[2 * ow];
             else for (int64_t ow = a; ow < b; ow++) yr[ow] += xr[ow * sw];
           } else if (pw == 2.0f) {
             for (int64_t ow = a; ow < b; ow++) yr[ow] += xr[ow * sw] * xr[ow * sw];

@@ -6,6 +6,7 @@
 #define FT_ROWREDUCE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define FT_LANES 16
 
@@ -22,13 +23,45 @@
       for (int64_t I = b_; I < b_ + FT_LANES; I++) v_[I - b_] = (EXPR);                          \
       for (int j_ = 0; j_ < FT_LANES; j_++) lane_[j_] = COMBINE(lane_[j_], v_[j_]);             \
     }                                                                                            \
-    for (int64_t I = b_; I < n_; I++) lane_[0] = COMBINE(lane_[0], (EXPR));                      \
-    T acc_ = lane_[0];                                                                           \
-    for (int j_ = 1; j_ < FT_LANES; j_++) acc_ = COMBINE(acc_, lane_[j_]);                       \
-    acc_;                                                                                        \
+    /* the tail, at most FT_LANES - 1 values, into separate lanes (a plain tail loop here makes  \
+     * GCC warn wrongly about undefined behavior once n is a known multiple of FT_LANES) */      \
+    for (int j_ = 0; j_ < (int)(n_ - b_); j_++) {                                                \
+      const int64_t I = b_ + j_;                                                                 \
+      lane_[j_] = COMBINE(lane_[j_], (EXPR));                                                    \
+    }                                                                                            \
+    /* combine the lanes as a tree: four dependent steps instead of fifteen */                  \
+    for (int w_ = FT_LANES / 2; w_ > 0; w_ /= 2)                                                 \
+      for (int j_ = 0; j_ < w_; j_++) lane_[j_] = COMBINE(lane_[j_], lane_[j_ + w_]);            \
+    lane_[0];                                                                                    \
   })
 
+/* The maximum of a row (n >= 1), NaN ignored unless first: softmax's shift, where a NaN shows in
+ * the sum anyway. GCC's vectorizer turns the fold above into vector adds but not into vector
+ * maxima, so this one is written with GNU vector types (lowered to narrower registers, or
+ * scalars, where the target has no 64-byte vectors). */
+#define FT_ROW_MAX(sfx, T, N, TI)                                                                \
+  typedef T ft_vec_##sfx __attribute__((vector_size(64)));                                      \
+  typedef TI ft_veci_##sfx __attribute__((vector_size(64)));                                    \
+  static inline T ft_row_max_##sfx(const T *x, int64_t n) {                                     \
+    ft_vec_##sfx m;                                                                              \
+    for (int j = 0; j < N; j++) m[j] = x[0];                                                     \
+    int64_t b = 0;                                                                               \
+    for (; b + N <= n; b += N) {                                                                 \
+      ft_vec_##sfx v;                                                                            \
+      memcpy(&v, x + b, sizeof v);                                                               \
+      ft_veci_##sfx gt = v > m;                                                                  \
+      m = (ft_vec_##sfx)((gt & (ft_veci_##sfx)v) | (~gt & (ft_veci_##sfx)m));                    \
+    }                                                                                            \
+    T r = x[0];                                                                                  \
+    for (int j = 0; j < N; j++) r = m[j] > r ? m[j] : r;                                         \
+    for (; b < n; b++) r = x[b] > r ? x[b] : r;                                                  \
+    return r;                                                                                    \
+  }
+FT_ROW_MAX(f32, float, 16, int32_t)
+FT_ROW_MAX(f64, double, 8, int64_t)
+#undef FT_ROW_MAX
+
 #define FT_FOLD_ADD(a, b) ((a) + (b))
-#define FT_FOLD_MAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b)) /* NaN wins */
+#define FT_FOLD_MAX(a, b) (((a) > (b) | (a) != (a)) ? (a) : (b)) /* NaN wins; | keeps it branchless */
 
 #endif

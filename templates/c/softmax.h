@@ -24,7 +24,7 @@
     for (int64_t i = 0; i < inner; i++) mx[i] = x[i];                                            \
     for (int64_t k = 1; k < n; k++) {                                                            \
       const T *row = x + k * inner;                                                              \
-      for (int64_t i = 0; i < inner; i++) mx[i] = FT_FOLD_MAX(mx[i], row[i]);                    \
+      for (int64_t i = 0; i < inner; i++) mx[i] = row[i] > mx[i] ? row[i] : mx[i];                \
     }                                                                                            \
   }                                                                                              \
   static void ft_softmax_##sfx(const int64_t *p, const double *f, const void *const *in,        \
@@ -36,7 +36,7 @@
       T *y = (T *)out[0] + o * n * inner;                                                        \
       if (n == 0) break;                                                                         \
       if (inner == 1) {                                                                          \
-        const T m = FT_ROW_FOLD(T, n, x[0], FT_FOLD_MAX, i, x[i]);                               \
+        const T m = ft_row_max_##sfx(x, n);                                                    \
         for (int64_t i = 0; i < n; i++) y[i] = EXP(x[i] - m);                                    \
         const T inv = 1 / FT_ROW_FOLD(T, n, (T)0, FT_FOLD_ADD, i, y[i]);                         \
         for (int64_t i = 0; i < n; i++) y[i] *= inv;                                             \
@@ -68,7 +68,7 @@
       if (n == 0) break;                                                                         \
       if (inner == 1) {                                                                          \
         T *e = (T *)scratch;                                                                     \
-        const T m = FT_ROW_FOLD(T, n, x[0], FT_FOLD_MAX, i, x[i]);                               \
+        const T m = ft_row_max_##sfx(x, n);                                                    \
         for (int64_t i = 0; i < n; i++) e[i] = EXP(x[i] - m);                                    \
         const T shift = m + LOG(FT_ROW_FOLD(T, n, (T)0, FT_FOLD_ADD, i, e[i]));                  \
         for (int64_t i = 0; i < n; i++) y[i] = x[i] - shift;                                     \

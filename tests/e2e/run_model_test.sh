@@ -9,8 +9,9 @@
 # Tolerance: |actual - expected| <= 1e-4 + 1e-3 * |expected| for floating point, integers exact;
 # a file MODEL_DIR/tolerance holding ftax-compare flags (e.g. "--atol 1e-3 --rtol 1e-2")
 # replaces the default for that model.
-# Exit: 0 pass, 77 skipped (ftaxc exit 3: ops not supported yet; FTAX_E2E_STRICT=1 fails
-# instead), otherwise the failing step's exit code, with one line saying why.
+# ftax-eager runs the same data set; its outputs must match torch's at the same tolerance and the
+# program's within 1e-5 + 1e-4 * |program| (same kernels; folding and fusion reorder arithmetic).
+# Exit: 0 pass, otherwise the failing step's exit code, with one line saying why.
 build=$1; model=$2; set=$3; work=$4
 name=$(basename "$model")_$(basename "$set")
 dir="$work/$name"
@@ -36,15 +37,11 @@ echo "ftaxc $model/model.onnx -o $dir/prog $*" >>"$log"
 rc=$?
 if [ $rc -ne 0 ]; then
   cat "$log"
-  # a model waiting for ops not merged yet is reported skipped (CTest SKIP_RETURN_CODE 77), not
-  # failed, unless FTAX_E2E_STRICT is set
-  if [ $rc -eq 3 ] && [ -z "${FTAX_E2E_STRICT:-}" ]; then
-    echo "$name: skipped: ftaxc does not support this model yet (exit 3; FTAX_E2E_STRICT=1 makes it a failure)"
-    exit 77
-  fi
   echo "$name: ftaxc exit $rc"
   exit $rc
 fi
+# the same flags pin ftax-eager's shapes
+eager_flags=$*
 
 set --
 n=0
@@ -64,6 +61,19 @@ while [ -e "$set/output_$k.pb" ]; do
   # shellcheck disable=SC2086
   "$build/ftax-compare" "$set/output_$k.pb" "$dir/out/output_$k.pb" $tol || bad=1
   k=$((k + 1))
+done
+# shellcheck disable=SC2086
+if ! "$build/ftax-eager" "$model/model.onnx" $eager_flags "$@" --output-dir "$dir/eager" >>"$log" 2>&1; then
+  cat "$log"
+  echo "$name: ftax-eager failed"
+  exit 6
+fi
+j=0
+while [ -e "$set/output_$j.pb" ]; do
+  # shellcheck disable=SC2086
+  "$build/ftax-compare" "$set/output_$j.pb" "$dir/eager/output_$j.pb" $tol || bad=1
+  "$build/ftax-compare" "$dir/out/output_$j.pb" "$dir/eager/output_$j.pb" --atol 1e-5 --rtol 1e-4 || bad=1
+  j=$((j + 1))
 done
 if [ $k -eq 0 ]; then
   echo "$name: the data set has no output_0.pb"

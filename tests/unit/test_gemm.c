@@ -1,0 +1,368 @@
+/* The GEMM core and the kernels built on it (MatMul/Gemm, Conv, ConvTranspose) against plain
+ * reference loops in double, at sizes that are not multiples of the tiles (M, N, K around MR,
+ * NR and the K block; K = 1, N = 1, K = 0), with every operand layout (packed at "compile
+ * time", packed on the fly, transposed), every bias form, and 1 vs several threads.
+ * Self-contained: includes the kernel templates directly. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gemm.h"
+#include "conv.h"
+
+static unsigned rng_state = 12345u;
+static float frand(void) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return (float)((rng_state >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+static float *rand_buf(int64_t n) {
+  float *x = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+  for (int64_t i = 0; i < n; i++) x[i] = frand();
+  return x;
+}
+static void *scratch_buf(size_t bytes) { return aligned_alloc(64, (bytes + 64 + 63) & ~(size_t)63); }
+
+/* |got - want| <= atol + rtol * |want|, with the tolerance scaled by the sum length */
+static void expect_close(const float *got, const double *want, int64_t n, int64_t k, const char *what) {
+  double tol = 1e-5 * (double)(k > 1 ? k : 1);
+  for (int64_t i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - want[i]);
+    if (!(d <= tol + 1e-5 * fabs(want[i])))
+      cr_assert_fail("%s: element %lld: got %.9g, want %.9g", what, (long long)i, got[i], want[i]);
+  }
+}
+
+/* ---- the core ---- */
+
+typedef struct gcase {
+  int64_t M, N, K;
+  int ta, tb;       /* A, B given transposed (strides) */
+  int pack_a, pack_b; /* packed ahead of time */
+  int bias;         /* 0 none, 1 per column [N], 2 per row [M], 3 scalar, 4 full [M,N] */
+  float alpha, beta;
+  int act;
+} gcase;
+
+static void run_core_case(const gcase *c) {
+  int64_t M = c->M, N = c->N, K = c->K;
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(M * N), *C = rand_buf(M * N);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.c = C; g.ldc = N;
+  g.a = A; g.a_rs = c->ta ? 1 : K; g.a_cs = c->ta ? M : 1;
+  g.b = B; g.b_rs = c->tb ? 1 : N; g.b_cs = c->tb ? K : 1;
+  float *ap = NULL, *bp = NULL;
+  if (c->pack_a) {
+    ap = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_a_floats(M, K));
+    ft_gemm_pack_a(M, K, A, g.a_rs, g.a_cs, ap);
+    g.ap = ap;
+  }
+  if (c->pack_b) {
+    bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N));
+    ft_gemm_pack_b(K, N, B, g.b_rs, g.b_cs, bp);
+    g.bp = bp;
+  }
+  g.e.alpha = c->alpha;
+  g.e.beta = c->beta;
+  g.e.act = c->act;
+  g.e.lo = -0.5f;
+  g.e.hi = 0.75f;
+  int64_t brs[] = {0, 0, 1, 0, N}, bcs[] = {0, 1, 0, 0, 1};
+  if (c->bias) { g.e.bias = bias; g.e.bias_rs = brs[c->bias]; g.e.bias_cs = bcs[c->bias]; }
+  ft_gemm_run(&g);
+  double *want = malloc(sizeof(double) * (size_t)(M * N > 0 ? M * N : 1));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += (double)A[i * g.a_rs + k * g.a_cs] * B[k * g.b_rs + j * g.b_cs];
+      s *= c->alpha;
+      if (c->bias) s += c->beta * (double)bias[i * brs[c->bias] + j * bcs[c->bias]];
+      if (c->act == FT_ACT_RELU) s = s > 0 ? s : 0;
+      if (c->act == FT_ACT_CLIP) s = s < -0.5 ? -0.5 : (s > 0.75 ? 0.75 : s);
+      want[i * N + j] = s;
+    }
+  char what[200];
+  snprintf(what, sizeof what, "gemm M=%lld N=%lld K=%lld ta=%d tb=%d pa=%d pb=%d bias=%d act=%d", (long long)M,
+           (long long)N, (long long)K, c->ta, c->tb, c->pack_a, c->pack_b, c->bias, c->act);
+  expect_close(C, want, M * N, K, what);
+  free(A); free(B); free(bias); free(C); free(ap); free(bp); free(want);
+}
+
+Test(gemm, awkward_sizes_every_layout) {
+  static const int64_t Ms[] = {1, 2, 7, 11, 12, 13, 25, 37};
+  static const int64_t Ns[] = {1, 3, 17, 31, 32, 33, 70};
+  static const int64_t Ks[] = {1, 2, 9, 64, 255, 256, 257, 300};
+  int n = 0;
+  for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+    for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+      for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++, n++) {
+        gcase c = {Ms[mi], Ns[ni], Ks[ki], n % 2, n / 2 % 2, n / 4 % 2, n / 8 % 2, n % 5, 1.0f, 1.0f, 0};
+        run_core_case(&c);
+      }
+}
+
+Test(gemm, alpha_beta_bias_activation) {
+  for (int bias = 0; bias <= 4; bias++)
+    for (int act = 0; act <= 2; act++) {
+      gcase c = {29, 45, 513, 0, 1, 0, 1, bias, 0.5f, -2.0f, act};
+      run_core_case(&c);
+    }
+}
+
+Test(gemm, empty_k_gives_the_bias_term) {
+  for (int bias = 0; bias <= 4; bias++) {
+    gcase c = {5, 40, 0, 0, 0, bias % 2, 1, bias, 1.0f, 3.0f, 0};
+    run_core_case(&c);
+  }
+}
+
+Test(gemm, large_shapes) {
+  gcase a = {128, 200, 768, 0, 0, 1, 1, 1, 1.0f, 1.0f, 0};
+  run_core_case(&a);
+  gcase b = {300, 65, 1100, 1, 0, 0, 0, 2, 1.0f, 1.0f, FT_ACT_RELU};
+  run_core_case(&b);
+}
+
+/* ---- MatMul / Gemm kernel ---- */
+
+/* A [ab..., M, K] x B [bb..., K, N] with numpy broadcasting over the batch dims (rank 2 here). */
+static void run_matmul(const int64_t *adims, const int64_t *bdims, int64_t M, int64_t N, int64_t K, int prepack) {
+  int64_t od[2], as[2], bs[2], na = adims[0] * adims[1], nb = bdims[0] * bdims[1], nbatch = 1;
+  for (int d = 0; d < 2; d++) {
+    od[d] = adims[d] > bdims[d] ? adims[d] : bdims[d];
+    nbatch *= od[d];
+  }
+  as[1] = adims[1] == 1 ? 0 : 1;
+  as[0] = adims[0] == 1 ? 0 : adims[1];
+  bs[1] = bdims[1] == 1 ? 0 : 1;
+  bs[0] = bdims[0] == 1 ? 0 : bdims[1];
+  int64_t p[FT_MM_BDIMS + 6] = {0};
+  p[FT_MM_M] = M; p[FT_MM_N] = N; p[FT_MM_K] = K;
+  p[FT_MM_A_RS] = K; p[FT_MM_A_CS] = 1; p[FT_MM_B_RS] = N; p[FT_MM_B_CS] = 1;
+  p[FT_MM_A_NMAT] = na; p[FT_MM_B_NMAT] = nb; p[FT_MM_BRANK] = 2;
+  int64_t *bd = p + FT_MM_BDIMS;
+  bd[0] = od[0]; bd[1] = od[1]; bd[2] = as[0]; bd[3] = as[1]; bd[4] = bs[0]; bd[5] = bs[1];
+  double f[4] = {1, 0, 0, 0};
+  float *A = rand_buf(na * M * K), *B = rand_buf(nb * K * N), *Y = rand_buf(nbatch * M * N), *Bp = NULL;
+  const void *in[3] = {A, B, NULL};
+  if (prepack) {
+    Bp = scratch_buf(ft_mm_pack_b(p, B, NULL));
+    ft_mm_pack_b(p, B, Bp);
+    in[1] = Bp;
+    p[FT_MM_PACKED] = 1;
+  }
+  void *out[1] = {Y}, *scratch = scratch_buf(ft_mm_scratch(M, K, na));
+  ft_matmul_f32(p, f, in, out, scratch);
+  double *want = malloc(sizeof(double) * (size_t)(nbatch * M * N));
+  for (int64_t b0 = 0; b0 < od[0]; b0++)
+    for (int64_t b1 = 0; b1 < od[1]; b1++) {
+      const float *a = A + (b0 * as[0] + b1 * as[1]) * M * K, *bm = B + (b0 * bs[0] + b1 * bs[1]) * K * N;
+      double *w = want + (b0 * od[1] + b1) * M * N;
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+          double s = 0;
+          for (int64_t k = 0; k < K; k++) s += (double)a[i * K + k] * bm[k * N + j];
+          w[i * N + j] = s;
+        }
+    }
+  expect_close(Y, want, nbatch * M * N, K, prepack ? "batched matmul, B prepacked" : "batched matmul");
+  free(A); free(B); free(Y); free(Bp); free(scratch); free(want);
+}
+
+Test(matmul, broadcast_batches) {
+  const int64_t a1[] = {2, 3}, b1[] = {2, 3}, a2[] = {1, 3}, b2[] = {2, 1}, a3[] = {2, 1}, b3[] = {1, 1};
+  for (int pre = 0; pre <= 1; pre++) {
+    run_matmul(a1, b1, 13, 33, 20, pre);
+    run_matmul(a2, b2, 7, 1, 45, pre);
+    run_matmul(a3, b3, 1, 64, 1, pre);
+  }
+}
+
+/* ---- Conv ---- */
+
+typedef struct ccase {
+  int64_t N, C, CO, G, nd;          /* nd: spatial dims 1 or 2 (or 3) */
+  int64_t in[3], k[3], s[3], d[3], pb[3], pe[3];
+  int mode, bias, prepack;
+} ccase;
+
+static void conv_params(const ccase *c, int64_t *p, int64_t *out) {
+  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
+  p[FT_CV_N] = c->N; p[FT_CV_C] = c->C; p[FT_CV_CO] = c->CO; p[FT_CV_G] = c->G;
+  p[FT_CV_HAS_BIAS] = c->bias;
+  p[FT_CV_MODE] = c->mode;
+  for (int i = 0; i < 3; i++) {
+    int j = i - (3 - (int)c->nd);
+    int64_t in = j < 0 ? 1 : c->in[j], k = j < 0 ? 1 : c->k[j], s = j < 0 ? 1 : c->s[j];
+    int64_t d = j < 0 ? 1 : c->d[j], pb = j < 0 ? 0 : c->pb[j], pe = j < 0 ? 0 : c->pe[j];
+    out[i] = (in + pb + pe - (k - 1) * d - 1) / s + 1;
+    p[FT_CV_IN + i] = in; p[FT_CV_OUT + i] = out[i]; p[FT_CV_K + i] = k;
+    p[FT_CV_S + i] = s; p[FT_CV_D + i] = d; p[FT_CV_P + i] = pb;
+  }
+  int64_t Kg = ft_conv_kg(p), S = out[0] * out[1] * out[2];
+  int64_t chunk = 64 * 1024 / (4 * Kg) / FT_GEMM_NR * FT_GEMM_NR; /* small: several chunks */
+  if (chunk < FT_GEMM_NR) chunk = FT_GEMM_NR;
+  if (chunk > (S + 31) / 32 * 32) chunk = (S + 31) / 32 * 32;
+  p[FT_CV_CHUNK] = chunk;
+}
+
+static void run_conv_case(const ccase *c) {
+  int64_t p[FT_CV_NP], o[3];
+  conv_params(c, p, o);
+  const int64_t *in = p + FT_CV_IN, *k = p + FT_CV_K, *s = p + FT_CV_S, *d = p + FT_CV_D, *pb = p + FT_CV_P;
+  int64_t Cg = c->C / c->G, Mg = c->CO / c->G, S_in = in[0] * in[1] * in[2], S_out = o[0] * o[1] * o[2];
+  int64_t kvol = k[0] * k[1] * k[2];
+  float *X = rand_buf(c->N * c->C * S_in), *W = rand_buf(c->CO * Cg * kvol), *B = rand_buf(c->CO);
+  float *Y = rand_buf(c->N * c->CO * S_out), *Wp = NULL;
+  const void *ins[3] = {X, W, B};
+  if (c->prepack) {
+    Wp = scratch_buf(ft_conv_pack_w(p, W, NULL));
+    ft_conv_pack_w(p, W, Wp);
+    ins[1] = Wp;
+    p[FT_CV_PACKED] = 1;
+  }
+  double f[4] = {1, 1, 0, 0};
+  void *outs[1] = {Y}, *scratch = scratch_buf(ft_conv_scratch(p) + 64);
+  ft_conv_f32(p, f, ins, outs, scratch);
+  double *want = malloc(sizeof(double) * (size_t)(c->N * c->CO * S_out));
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t co = 0; co < c->CO; co++) {
+      int64_t g = co / Mg;
+      for (int64_t z = 0; z < o[0]; z++)
+        for (int64_t y = 0; y < o[1]; y++)
+          for (int64_t x = 0; x < o[2]; x++) {
+            double acc = c->bias ? B[co] : 0;
+            for (int64_t ci = 0; ci < Cg; ci++)
+              for (int64_t kz = 0; kz < k[0]; kz++)
+                for (int64_t ky = 0; ky < k[1]; ky++)
+                  for (int64_t kx = 0; kx < k[2]; kx++) {
+                    int64_t iz = z * s[0] + kz * d[0] - pb[0], iy = y * s[1] + ky * d[1] - pb[1];
+                    int64_t ix = x * s[2] + kx * d[2] - pb[2];
+                    if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] || ix < 0 || ix >= in[2]) continue;
+                    acc += (double)X[((n * c->C + g * Cg + ci) * in[0] + iz) * in[1] * in[2] + iy * in[2] + ix] *
+                           W[((co * Cg + ci) * k[0] + kz) * k[1] * k[2] + ky * k[2] + kx];
+                  }
+            want[((n * c->CO + co) * o[0] + z) * o[1] * o[2] + y * o[2] + x] = acc;
+          }
+    }
+  char what[120];
+  snprintf(what, sizeof what, "conv mode %d C=%lld CO=%lld G=%lld prepack=%d", c->mode, (long long)c->C,
+           (long long)c->CO, (long long)c->G, c->prepack);
+  expect_close(Y, want, c->N * c->CO * S_out, Cg * kvol, what);
+  free(X); free(W); free(B); free(Y); free(Wp); free(scratch); free(want);
+}
+
+Test(conv, im2col_shifted_pointwise) {
+  for (int pre = 0; pre <= 1; pre++) {
+    ccase a = {2, 6, 10, 2, 2, {17, 19}, {3, 5}, {2, 3}, {2, 1}, {1, 2}, {0, 1}, FT_CV_IM2COL, 1, pre};
+    run_conv_case(&a);
+    ccase b = {1, 5, 13, 1, 2, {20, 23}, {3, 3}, {1, 1}, {2, 3}, {2, 0}, {1, 3}, FT_CV_SHIFTED, 1, pre};
+    run_conv_case(&b);
+    ccase b2 = {2, 9, 6, 3, 2, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_SHIFTED, 0, pre};
+    run_conv_case(&b2);
+    ccase b3 = {1, 7, 9, 1, 1, {40}, {5}, {1}, {1}, {0}, {4}, FT_CV_SHIFTED, 1, pre};
+    run_conv_case(&b3);
+    ccase b4 = {1, 3, 16, 1, 2, {37, 35}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 2}, FT_CV_SHIFTED, 1, pre};
+    run_conv_case(&b4);
+    ccase b5 = {2, 8, 12, 2, 2, {21, 18}, {3, 3}, {2, 1}, {1, 2}, {1, 0}, {0, 2}, FT_CV_SHIFTED, 1, pre};
+    run_conv_case(&b5);
+    ccase b6 = {1, 5, 7, 1, 2, {19, 20}, {3, 4}, {3, 2}, {2, 1}, {2, 1}, {1, 1}, FT_CV_SHIFTED, 0, pre};
+    run_conv_case(&b6);
+    ccase c = {2, 20, 30, 1, 2, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_POINTWISE, 1, pre};
+    run_conv_case(&c);
+    ccase e = {1, 3, 4, 1, 3, {6, 7, 8}, {3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}, FT_CV_IM2COL, 1, pre};
+    run_conv_case(&e);
+    ccase big = {1, 64, 64, 1, 2, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_SHIFTED, 1, pre};
+    run_conv_case(&big);
+  }
+}
+
+Test(conv, depthwise) {
+  ccase cs[] = {
+      {2, 12, 12, 12, 2, {15, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 5, 5, 5, 2, {33, 31}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 5, 5, 5, 2, {33, 31}, {3, 3}, {2, 2}, {2, 2}, {2, 1}, {2, 1}, FT_CV_DEPTHWISE, 0, 0},
+      {1, 5, 5, 5, 2, {33, 31}, {5, 5}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 3, 3, 3, 2, {33, 31}, {5, 5}, {5, 5}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 4, 4, 4, 2, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 2, 2, 2, 2, {120, 113}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 2, 2, 2, 2, {5, 3000}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {2, 6, 6, 6, 1, {50}, {5}, {1}, {1}, {2}, {2}, FT_CV_DEPTHWISE, 1, 0},
+      {2, 6, 6, 6, 1, {50}, {3}, {2}, {1}, {1}, {0}, FT_CV_DEPTHWISE, 1, 0},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
+}
+
+Test(convtranspose, groups_strides_pads) {
+  for (int pre = 0; pre <= 1; pre++) {
+    /* in = X spatial; out follows s*(in-1) + (k-1)*d + 1 - pb - pe */
+    int64_t N = 2, C = 4, G = 2, Mg = 3, IH = 7, IW = 6, K = 3, S = 2, P = 1;
+    int64_t OH = S * (IH - 1) + K - 2 * P + 1, OW = S * (IW - 1) + K - 2 * P + 1; /* output_padding 1 */
+    int64_t p[FT_CV_NP] = {0};
+    p[FT_CV_N] = N; p[FT_CV_C] = C; p[FT_CV_CO] = Mg * G; p[FT_CV_G] = G; p[FT_CV_HAS_BIAS] = 1;
+    int64_t geo[18] = {1, IH, IW, 1, OH, OW, 1, K, K, 1, S, S, 1, 1, 1, 0, P, P};
+    memcpy(p + FT_CV_IN, geo, sizeof geo);
+    p[FT_CV_CHUNK] = 32;
+    float *X = rand_buf(N * C * IH * IW), *W = rand_buf(C * Mg * K * K), *B = rand_buf(Mg * G);
+    float *Y = rand_buf(N * Mg * G * OH * OW), *Wp = NULL;
+    const void *ins[3] = {X, W, B};
+    if (pre) {
+      Wp = scratch_buf(ft_convt_pack_w(p, W, NULL));
+      ft_convt_pack_w(p, W, Wp);
+      ins[1] = Wp;
+      p[FT_CV_PACKED] = 1;
+    }
+    void *outs[1] = {Y}, *scratch = scratch_buf(ft_convt_scratch(p));
+    ft_convtranspose_f32(p, NULL, ins, outs, scratch);
+    int64_t CO = Mg * G, Cg = C / G;
+    double *want = calloc((size_t)(N * CO * OH * OW), sizeof(double));
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t co = 0; co < CO; co++)
+        for (int64_t i = 0; i < OH * OW; i++) want[(n * CO + co) * OH * OW + i] = B[co];
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t ci = 0; ci < C; ci++) {
+        int64_t g = ci / Cg;
+        for (int64_t m = 0; m < Mg; m++)
+          for (int64_t iy = 0; iy < IH; iy++)
+            for (int64_t ix = 0; ix < IW; ix++)
+              for (int64_t ky = 0; ky < K; ky++)
+                for (int64_t kx = 0; kx < K; kx++) {
+                  int64_t oy = iy * S + ky - P, ox = ix * S + kx - P;
+                  if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+                  want[((n * CO + g * Mg + m) * OH + oy) * OW + ox] +=
+                      (double)X[((n * C + ci) * IH + iy) * IW + ix] * W[((ci * Mg + m) * K + ky) * K + kx];
+                }
+      }
+    expect_close(Y, want, N * CO * OH * OW, Cg * K * K, "convtranspose");
+    free(X); free(W); free(B); free(Y); free(Wp); free(scratch); free(want);
+  }
+}
+
+/* ---- determinism across thread counts ---- */
+
+Test(gemm, same_bits_for_any_thread_count) {
+#ifdef _OPENMP
+  int64_t M = 100, N = 300, K = 700;
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *C1 = rand_buf(M * N), *C3 = rand_buf(M * N);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.ldc = N;
+  g.a = A; g.a_rs = K; g.a_cs = 1; g.b = B; g.b_rs = N; g.b_cs = 1;
+  g.e.alpha = 1;
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  g.c = C1;
+  ft_gemm_run(&g);
+  omp_set_num_threads(3);
+  g.c = C3;
+  ft_gemm_run(&g);
+  omp_set_num_threads(saved);
+  cr_assert(memcmp(C1, C3, sizeof(float) * (size_t)(M * N)) == 0, "results differ between 1 and 3 threads");
+  free(A); free(B); free(C1); free(C3);
+#endif
+}
