@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attention.h"
 #include "conv.h"
+#include "elementwise.h"
+#include "fused_norm.h"
 #include "gemm.h"
 #include "passes.h"
 #include "pool.h"
@@ -85,6 +88,12 @@ static int conv_pads_symmetric(const int64_t *p) {
   return 1;
 }
 
+/* the epilogue activations templates/cuda/runtime.cuh's ftc_act knows */
+static int act_known(int a) {
+  return a == FT_ACT_NONE || a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_TANH || a == FT_ACT_GELU ||
+         a == FT_ACT_GELU_TANH || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
+}
+
 /* The twin of call k, or -1 with the reason in why. */
 static int find_twin(const ft_kcall *k, int fp16, twin *t, char *why, size_t wn) {
   memset(t, 0, sizeof *t);
@@ -124,12 +133,24 @@ static int find_twin(const ft_kcall *k, int fp16, twin *t, char *why, size_t wn)
   const char *T = ctype(sfx, fp16);
   if (!T) { snprintf(why, wn, "no twin"); return -1; }
   if (!strcmp(op, "gather") && (!strcmp(sfx, "i32") || !strcmp(sfx, "i64"))) { SET(t, "ftc_gather<%s>", T); t->file = "movement"; return 0; }
+  if (!strcmp(op, "attention") && !strcmp(sfx, "f32")) {
+    if (k->p[FT_AT_DK] > 256 || k->p[FT_AT_DV] > 256) { snprintf(why, wn, "heads of more than 256 dims"); return -1; }
+    SET(t, "ftc_attention<%s>", T);
+    t->file = "attention";
+    return 0;
+  }
+  if ((!strcmp(op, "skip_layernorm") || !strcmp(op, "fused_layernorm") || !strcmp(op, "embed_layernorm")) && !strcmp(sfx, "f32")) {
+    if (op[0] == 'e' && k->p[2] > 4) { snprintf(why, wn, "more than 4 embedding tables"); return -1; }
+    SET(t, "ftc_%s<%s>", op, T);
+    t->file = "fused_norm";
+    return 0;
+  }
+  if (!strcmp(op, "elementwise") && !strcmp(sfx, "f32")) { SET(t, "ftc_elementwise<%s>", T); return 0; }
   if (!strcmp(op, "matmul")) {
     t->file = "gemm";
     if (k->p[FT_MM_PACKED]) { snprintf(why, wn, "weights were pre-packed for the CPU"); return -1; }
     if (!strcmp(sfx, "f32") || !strcmp(sfx, "f16")) {
-      int act = (int)k->p[FT_MM_ACT];
-      if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP) { snprintf(why, wn, "activation %d", act); return -1; }
+      if (!act_known((int)k->p[FT_MM_ACT])) { snprintf(why, wn, "activation %d", (int)k->p[FT_MM_ACT]); return -1; }
       SET(t, "ftc_matmul_lt<%s>", T);
       snprintf(t->init, sizeof t->init, "ftc_matmul_lt_init<%s>", T);
       t->free_fn = "ftc_matmul_lt_free";
@@ -143,8 +164,7 @@ static int find_twin(const ft_kcall *k, int fp16, twin *t, char *why, size_t wn)
     t->file = "conv";
     if (k->p[FT_CV_PACKED]) { snprintf(why, wn, "weights were pre-packed for the CPU"); return -1; }
     if (!conv_pads_symmetric(k->p)) { snprintf(why, wn, "different pads at the two ends of a dim"); return -1; }
-    int act = (int)k->p[FT_CV_ACT];
-    if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP) { snprintf(why, wn, "activation %d", act); return -1; }
+    if (!act_known((int)k->p[FT_CV_ACT])) { snprintf(why, wn, "activation %d", (int)k->p[FT_CV_ACT]); return -1; }
     SET(t, "ftc_conv<%s>", T);
     snprintf(t->init, sizeof t->init, "ftc_conv_init<%s>", T);
     t->free_fn = "ftc_conv_free";
@@ -499,12 +519,21 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   fprintf(c, "/* ---- the model ---- */\n#include <fcntl.h>\n#include <stdlib.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n");
   /* the parameter layouts the twins read must be ftaxc's */
   for (int i = 0; i < done.n; i++) {
+    if (!strcmp(done.names[i], "runtime.cuh"))
+      fprintf(c, "static_assert(FTC_ACT_CLIP == %d && FTC_ACT_GELU == %d && FTC_ACT_GELU_TANH == %d && FTC_ACT_SIGMOID == %d && FTC_ACT_SILU == %d, \"templates/cuda/runtime.cuh and ftaxc disagree on the epilogue activations\");\n",
+              FT_ACT_CLIP, FT_ACT_GELU, FT_ACT_GELU_TANH, FT_ACT_SIGMOID, FT_ACT_SILU);
+    if (!strcmp(done.names[i], "elementwise.cuh"))
+      fprintf(c, "static_assert(FTC_EW_MISH == %d && FTC_EW_CLIP == %d && FTC_EW_SHRINK == %d && FTC_EW_ADD == %d && FTC_EW_LAST == %d && FTC_EW_OUT == %d, \"templates/cuda/elementwise.cuh and ftaxc disagree on ftax.Elementwise's opcodes\");\n",
+              FT_EW_MISH, FT_EW_CLIP, FT_EW_SHRINK, FT_EW_ADD, FT_EW_LAST, FT_EW_OUT);
+    if (!strcmp(done.names[i], "attention.cuh"))
+      fprintf(c, "static_assert(FTC_AT_O == %d && FTC_AT_ADD == %d && FTC_AT_SEL == %d && FTC_AT_ADD_FIRST == %d && FTC_AT_NP == %d && FTC_AT_SEL_CAUSAL == %d, \"templates/cuda/attention.cuh and ftaxc disagree on Attention's parameters\");\n",
+              FT_AT_O, FT_AT_ADD, FT_AT_SEL, FT_AT_ADD_FIRST, FT_AT_NP, FT_AT_SEL_CAUSAL);
     if (!strcmp(done.names[i], "gemm.cuh"))
-      fprintf(c, "static_assert(FTC_MM_ACT == %d && FTC_MM_BDIMS == %d && FTC_ACT_CLIP == %d, \"templates/cuda/gemm.cuh and ftaxc disagree on MatMul's parameters\");\n",
-              FT_MM_ACT, FT_MM_BDIMS, FT_ACT_CLIP);
+      fprintf(c, "static_assert(FTC_MM_ACT == %d && FTC_MM_BDIMS == %d, \"templates/cuda/gemm.cuh and ftaxc disagree on MatMul's parameters\");\n",
+              FT_MM_ACT, FT_MM_BDIMS);
     if (!strcmp(done.names[i], "conv.cuh"))
-      fprintf(c, "static_assert(FTC_CV_ACT == %d && FTC_CV_IN == %d && FTC_CV_NP == %d && FTC_CONV_ACT_CLIP == %d, \"templates/cuda/conv.cuh and ftaxc disagree on Conv's parameters\");\n",
-              FT_CV_ACT, FT_CV_IN, FT_CV_NP, FT_ACT_CLIP);
+      fprintf(c, "static_assert(FTC_CV_ACT == %d && FTC_CV_IN == %d && FTC_CV_RES == %d && FTC_CV_NP == %d, \"templates/cuda/conv.cuh and ftaxc disagree on Conv's parameters\");\n",
+              FT_CV_ACT, FT_CV_IN, FT_CV_RES, FT_CV_NP);
     if (!strcmp(done.names[i], "pool.cuh"))
       fprintf(c, "static_assert(FTC_PL_PE == %d && FTC_PL_IN == %d && FTC_PL_NP == %d, \"templates/cuda/pool.cuh and ftaxc disagree on pooling's parameters\");\n",
               FT_PL_PE, FT_PL_IN, FT_PL_NP);

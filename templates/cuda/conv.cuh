@@ -6,9 +6,11 @@
  * the heuristic's first instead), within the shared workspace. fp32 asks for FMA math only
  * (no TF32), tf32 allows tensor cores, fp16 stores half and accumulates in fp32.
  *
- * Bias and ReLU go through cudnnConvolutionBiasActivationForward; where cuDNN refuses it for
- * the chosen algorithm (found out at the warm-up run every program does at init), and for clip
- * activations, the convolution is followed by a bias + activation kernel. ftaxc only hands this
+ * Bias, a residual added before the activation (ResNet's Conv + Add + ReLU, ftax.FusedConv) and
+ * ReLU go through cudnnConvolutionBiasActivationForward (z = the residual); where cuDNN refuses
+ * it for the chosen algorithm (found out at the warm-up run every program does at init), and
+ * for the other activations (clip, sigmoid, SiLU) or a residual after the activation, the
+ * convolution is followed by one bias + residual + activation kernel. ftaxc only hands this
  * twin convolutions whose padding cuDNN can express (the same pads at both ends). */
 #ifndef FTC_CONV_CUH
 #define FTC_CONV_CUH
@@ -22,9 +24,10 @@
 enum {
   FTC_CV_PACKED = 0, FTC_CV_MODE, FTC_CV_N, FTC_CV_C, FTC_CV_CO, FTC_CV_G, FTC_CV_HAS_BIAS, FTC_CV_ACT,
   FTC_CV_CHUNK, FTC_CV_IN, FTC_CV_OUT = FTC_CV_IN + 3, FTC_CV_K = FTC_CV_IN + 6, FTC_CV_S = FTC_CV_IN + 9,
-  FTC_CV_D = FTC_CV_IN + 12, FTC_CV_P = FTC_CV_IN + 15, FTC_CV_NP = FTC_CV_IN + 18
+  FTC_CV_D = FTC_CV_IN + 12, FTC_CV_P = FTC_CV_IN + 15,
+  FTC_CV_RES = FTC_CV_IN + 18, /* residual input 3 added: 0 no, 1 before the activation, 2 after it */
+  FTC_CV_NP = FTC_CV_IN + 19
 };
-enum { FTC_CONV_ACT_NONE = 0, FTC_CONV_ACT_RELU = 1, FTC_CONV_ACT_CLIP = 2 };
 
 #define FTC_DNN(e, call)                                                                         \
   do {                                                                                           \
@@ -39,9 +42,9 @@ typedef struct ftc_conv_plan {
   cudnnActivationDescriptor_t relu;
   cudnnConvolutionFwdAlgo_t algo;
   size_t ws;
-  int fused;     /* bias + relu through cudnnConvolutionBiasActivationForward */
-  int epi;       /* bias and/or activation by ftc_conv_epi_k */
-  int act;
+  int fused;     /* bias (+ residual) + relu through cudnnConvolutionBiasActivationForward */
+  int epi;       /* bias, residual and activation by ftc_conv_epi_k */
+  int act, res;
   float alpha, beta, lo, hi;
   int64_t C_out, S_out, n;
 } ftc_conv_plan;
@@ -141,8 +144,8 @@ static int ftc_conv_init(const int64_t *p, const double *f, const void *const *i
   if (q->ws > e->workspace_bytes) return ftc_fail(e, "cuDNN wants %zu bytes of workspace, %zu are there", q->ws, e->workspace_bytes);
 
   q->act = (int)p[FTC_CV_ACT];
-  if (q->act != FTC_CONV_ACT_NONE && q->act != FTC_CONV_ACT_RELU && q->act != FTC_CONV_ACT_CLIP)
-    return ftc_fail(e, "unknown convolution activation %d", q->act);
+  q->res = (int)p[FTC_CV_RES];
+  if (!ftc_act_known(q->act)) return ftc_fail(e, "unknown convolution activation %d", q->act);
   q->alpha = (float)f[0];
   q->beta = (float)f[1];
   q->lo = (float)f[2];
@@ -151,8 +154,8 @@ static int ftc_conv_init(const int64_t *p, const double *f, const void *const *i
   q->S_out = po[0] * po[1] * po[2];
   q->n = p[FTC_CV_N] * q->C_out * q->S_out;
   int has_bias = p[FTC_CV_HAS_BIAS] != 0;
-  q->fused = has_bias && q->act == FTC_CONV_ACT_RELU && q->beta == 1.0f;
-  q->epi = !q->fused && (has_bias || q->act != FTC_CONV_ACT_NONE);
+  q->fused = has_bias && q->act == FTC_ACT_RELU && q->beta == 1.0f && q->res != 2;
+  q->epi = !q->fused && (has_bias || q->act != FTC_ACT_NONE || q->res);
   if (q->fused) {
     FTC_DNN(e, cudnnCreateActivationDescriptor(&q->relu));
     FTC_DNN(e, cudnnSetActivationDescriptor(q->relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
@@ -163,14 +166,17 @@ static int ftc_conv_init(const int64_t *p, const double *f, const void *const *i
   return 0;
 }
 
-/* y = act(alpha-scaled conv already in y + beta * bias[c]) */
+/* y = the alpha-scaled conv already in y + beta * bias[c], the residual before (res 1) or after
+ * (res 2) the activation */
 template <class T>
-__global__ void ftc_conv_epi_k(T *y, const T *bias, uint32_t n, uint32_t C, uint32_t S, float beta, int act, float lo, float hi) {
+__global__ void ftc_conv_epi_k(T *y, const T *bias, const T *r, int res, uint32_t n, uint32_t C, uint32_t S, float beta,
+                               int act, float lo, float hi) {
   FTC_GRID_LOOP(i, n) {
     float v = ftc_widen(y[i]);
     if (bias) v += beta * (float)ftc_widen(bias[(i / S) % C]);
-    if (act == FTC_CONV_ACT_RELU) v = v < 0 ? 0 : v;
-    else if (act == FTC_CONV_ACT_CLIP) { v = v < lo ? lo : v; v = v > hi ? hi : v; }
+    if (res == 1) v += (float)ftc_widen(r[i]);
+    v = ftc_act(v, act, lo, hi);
+    if (res == 2) v += (float)ftc_widen(r[i]);
     y[i] = ftc_cv<T>(v);
   }
 }
@@ -181,10 +187,11 @@ static int ftc_conv(const int64_t *p, const double *f, const void *const *in, vo
   if (!q) return ftc_fail(e, "internal error: convolution without a plan");
   if (q->n <= 0) return 0;
   cudnnHandle_t h = (cudnnHandle_t)e->dnn;
-  float zero = 0.0f;
-  if (q->fused) {
+  float zero = 0.0f, one = 1.0f;
+  if (q->fused) { /* z: the residual (alpha2 1), or y itself with alpha2 0 */
+    const void *z = q->res == 1 ? in[3] : (const void *)out[0];
     cudnnStatus_t s = cudnnConvolutionBiasActivationForward(h, &q->alpha, q->x, in[0], q->w, in[1], q->conv, q->algo, e->workspace,
-                                                            q->ws, &zero, q->y, out[0], q->b, in[2], q->relu, q->y, out[0]);
+                                                            q->ws, q->res == 1 ? &one : &zero, q->y, z, q->b, in[2], q->relu, q->y, out[0]);
     if (s == CUDNN_STATUS_SUCCESS) return 0;
     /* not for this algorithm or type: from now on the convolution and a kernel (the warm-up
        run at init gets here first, before any graph capture) */
@@ -195,8 +202,8 @@ static int ftc_conv(const int64_t *p, const double *f, const void *const *in, vo
   FTC_DNN(e, cudnnConvolutionForward(h, &q->alpha, q->x, in[0], q->w, in[1], q->conv, q->algo, e->workspace, q->ws, &zero, q->y, out[0]));
   if (q->epi) {
     FTC_LAUNCH(ftc_blocks(q->n, FTC_THREADS), FTC_THREADS, e->stream, ftc_conv_epi_k<T>)(
-        (T *)out[0], p[FTC_CV_HAS_BIAS] ? (const T *)in[2] : (const T *)NULL, (uint32_t)q->n, (uint32_t)q->C_out,
-        (uint32_t)q->S_out, q->beta, q->act, q->lo, q->hi);
+        (T *)out[0], p[FTC_CV_HAS_BIAS] ? (const T *)in[2] : (const T *)NULL, q->res ? (const T *)in[3] : (const T *)NULL, q->res,
+        (uint32_t)q->n, (uint32_t)q->C_out, (uint32_t)q->S_out, q->beta, q->act, q->lo, q->hi);
     return ftc_launched(e, "conv epilogue");
   }
   return 0;

@@ -330,4 +330,143 @@ static int ftc_range(const int64_t *p, const double *f, const void *const *in, v
   return ftc_launched(e, "range");
 }
 
+/* ---- ftax.Elementwise: a fused chain of float ops (templates/c/elementwise.h) ----------------
+ * p: [n_in, n_instr, temps, B, program (n_instr x 5: op, dst, a, b, c), broadcast plan at p + B].
+ * One thread per output element runs the program over registers: inputs 0 .. n_in-1 (read at
+ * the element's broadcast offsets), temporaries after them; the last instruction writes the
+ * output. Operands are registers or immediates (FT_EW_IMM, float bits in the low 32). */
+#define FTC_EW_MAXIN 8
+#define FTC_EW_MAXT 8
+#define FTC_EW_MAXI 32
+#define FTC_EW_OUT 1000
+#define FTC_EW_IMM ((int64_t)1 << 32)
+enum {
+  FTC_EW_COPY = 1, FTC_EW_NEG, FTC_EW_ABS, FTC_EW_RELU, FTC_EW_SIGMOID, FTC_EW_TANH, FTC_EW_EXP, FTC_EW_LOG,
+  FTC_EW_SQRT, FTC_EW_RECIP, FTC_EW_ERF, FTC_EW_FLOOR, FTC_EW_CEIL, FTC_EW_ROUND, FTC_EW_SOFTPLUS,
+  FTC_EW_GELU, FTC_EW_GELU_TANH, FTC_EW_HARDSWISH, FTC_EW_SIN, FTC_EW_COS, FTC_EW_SIGN, FTC_EW_SOFTSIGN, FTC_EW_MISH,
+  FTC_EW_CLIP = 40, FTC_EW_LEAKY, FTC_EW_ELU, FTC_EW_HARDSIGMOID, FTC_EW_SWISH, FTC_EW_THRELU, FTC_EW_CELU, FTC_EW_SELU,
+  FTC_EW_SHRINK,
+  FTC_EW_ADD = 80, FTC_EW_SUB, FTC_EW_MUL, FTC_EW_DIV, FTC_EW_MAX, FTC_EW_MIN, FTC_EW_POW, FTC_EW_PRELU, FTC_EW_LAST
+};
+
+struct ftc_ew_ins {
+  int16_t op, dst, a, b; /* a, b: register, or -1 for the immediate ia / ib; dst -1: the output */
+  float ia, ib, ic;
+};
+struct ftc_ew_p {
+  int n_in, m;
+  ftc_bcast<FTC_EW_MAXIN> bc;
+  ftc_ew_ins ins[FTC_EW_MAXI];
+};
+
+/* the expressions of unary.h and binary.h, as templates/c/elementwise.h has them */
+__device__ __forceinline__ float ftc_ew_op(int op, float x, float z, float b, float c) {
+  switch (op) {
+  case FTC_EW_COPY: return x;
+  case FTC_EW_NEG: return -x;
+  case FTC_EW_ABS: return fabsf(x);
+  case FTC_EW_RELU: return x < 0 ? 0.0f : x;
+  case FTC_EW_SIGMOID: return 1 / (1 + expf(-x));
+  case FTC_EW_TANH: return tanhf(x);
+  case FTC_EW_EXP: return expf(x);
+  case FTC_EW_LOG: return logf(x);
+  case FTC_EW_SQRT: return sqrtf(x);
+  case FTC_EW_RECIP: return 1 / x;
+  case FTC_EW_ERF: return erff(x);
+  case FTC_EW_FLOOR: return floorf(x);
+  case FTC_EW_CEIL: return ceilf(x);
+  case FTC_EW_ROUND: return rintf(x);
+  case FTC_EW_SOFTPLUS: return ftc_softplus(x);
+  case FTC_EW_GELU: return 0.5f * x * (1 + erff(x * 0.70710678118654752440f));
+  case FTC_EW_GELU_TANH: return 0.5f * x * (1 + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+  case FTC_EW_HARDSWISH: return x * ftc_unit_clamp(x / 6 + 0.5f);
+  case FTC_EW_SIN: return sinf(x);
+  case FTC_EW_COS: return cosf(x);
+  case FTC_EW_SIGN: return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
+  case FTC_EW_SOFTSIGN: return x / (1 + fabsf(x));
+  case FTC_EW_MISH: return x * tanhf(ftc_softplus(x));
+  case FTC_EW_CLIP: { float v = x < b ? b : x; return v > c ? c : v; }
+  case FTC_EW_LEAKY: return x < 0 ? b * x : x;
+  case FTC_EW_ELU: return x < 0 ? b * (expf(x) - 1) : x;
+  case FTC_EW_HARDSIGMOID: return ftc_unit_clamp(b * x + c);
+  case FTC_EW_SWISH: return x / (1 + expf(-b * x));
+  case FTC_EW_THRELU: return x > b ? x : 0.0f;
+  case FTC_EW_CELU: return x < 0 ? b * (expf(x / b) - 1) : x;
+  case FTC_EW_SELU: return x <= 0 ? c * (b * expf(x) - b) : c * x;
+  case FTC_EW_SHRINK: return x < -b ? x + c : (x > b ? x - c : 0.0f);
+  case FTC_EW_ADD: return x + z;
+  case FTC_EW_SUB: return x - z;
+  case FTC_EW_MUL: return x * z;
+  case FTC_EW_DIV: return x / z;
+  case FTC_EW_MAX: return (x > z || x != x) ? x : z;
+  case FTC_EW_MIN: return (x < z || x != x) ? x : z;
+  case FTC_EW_POW: return ftc_powf(x, z);
+  case FTC_EW_PRELU: return x < 0 ? z * x : x;
+  default: return 0.0f;
+  }
+}
+
+template <class T> __global__ void ftc_elementwise_k(const ftc_ew_p p, ftc_vargs x, T *y, uint32_t n) {
+  FTC_GRID_LOOP(i, n) {
+    float r[FTC_EW_MAXIN + FTC_EW_MAXT];
+    int32_t off[FTC_EW_MAXIN];
+    ftc_bcast_offsets<FTC_EW_MAXIN>(p.bc, i, off);
+    for (int k = 0; k < p.n_in; k++) r[k] = ftc_widen(((const T *)x.x[k])[off[k]]);
+    for (int s = 0; s < p.m; s++) {
+      const ftc_ew_ins &in = p.ins[s];
+      float a = in.a >= 0 ? r[in.a] : in.ia, z = in.b >= 0 ? r[in.b] : in.ib;
+      float v = ftc_ew_op(in.op, a, z, in.ib, in.ic);
+      if (in.dst < 0) y[i] = ftc_cv<T>(v);
+      else r[in.dst] = v;
+    }
+  }
+}
+
+static inline float ftc_bits_f32(int64_t x) {
+  uint32_t u = (uint32_t)(x & 0xffffffff);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+template <class T>
+static int ftc_elementwise(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch,
+                           ftc_env *e, void *plan) {
+  ftc_ew_p q;
+  ftc_vargs x;
+  memset(&q, 0, sizeof q);
+  memset(&x, 0, sizeof x);
+  q.n_in = (int)p[0];
+  q.m = (int)p[1];
+  if (q.n_in > FTC_EW_MAXIN || q.m > FTC_EW_MAXI || p[2] > FTC_EW_MAXT) return ftc_fail(e, "Elementwise program too large");
+  for (int s = 0; s < q.m; s++) {
+    const int64_t *ins = p + 4 + 5 * s;
+    ftc_ew_ins &d = q.ins[s];
+    int64_t op = ins[0];
+    d.op = (int16_t)op;
+    d.dst = ins[1] == FTC_EW_OUT ? (int16_t)-1 : (int16_t)ins[1];
+    if (ins[2] & FTC_EW_IMM) { d.a = -1; d.ia = ftc_bits_f32(ins[2]); } else d.a = (int16_t)ins[2];
+    d.b = -1;
+    if (op >= FTC_EW_ADD) {
+      if (ins[3] & FTC_EW_IMM) d.ib = ftc_bits_f32(ins[3]); else d.b = (int16_t)ins[3];
+    } else if (op >= FTC_EW_CLIP) {
+      d.ib = ftc_bits_f32(ins[3]);
+      d.ic = ftc_bits_f32(ins[4]);
+    }
+  }
+  const int64_t *bp = p + p[3];
+  int r = (int)bp[0];
+  int64_t n = 1;
+  q.bc.r = r;
+  for (int d = 0; d < r; d++) {
+    q.bc.d[d] = (int32_t)bp[1 + d];
+    n *= bp[1 + d];
+    for (int i = 0; i < q.n_in; i++) q.bc.s[i][d] = (int32_t)bp[1 + r + i * r + d];
+  }
+  for (int i = 0; i < q.n_in; i++) x.x[i] = in[i];
+  if (n <= 0) return 0;
+  FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_elementwise_k<T>)(q, x, (T *)out[0], (uint32_t)n);
+  return ftc_launched(e, "elementwise");
+}
+
 #endif

@@ -32,7 +32,6 @@ enum {
   FTC_MM_BRANK,
   FTC_MM_BDIMS
 };
-enum { FTC_ACT_NONE = 0, FTC_ACT_RELU = 1, FTC_ACT_CLIP = 2 };
 
 #define FTC_LT(e, call)                                                                          \
   do {                                                                                           \
@@ -161,9 +160,11 @@ static int ftc_matmul_lt_init(const int64_t *p, const double *f, const void *con
   int bias_vec = has_bias && q->bias_rs == 0 && q->bias_cs == 1 && f[1] == 1.0;
   q->use_c = has_bias && !bias_vec && q->bias_rs == N && q->bias_cs == 1;
   q->beta = q->use_c ? (float)f[1] : 0.0f;
-  q->epi = (has_bias && !bias_vec && !q->use_c) || q->act == FTC_ACT_CLIP || (q->act == FTC_ACT_RELU && !bias_vec && has_bias);
-  if (q->act != FTC_ACT_NONE && q->act != FTC_ACT_RELU && q->act != FTC_ACT_CLIP)
-    return ftc_fail(e, "unknown GEMM activation %d", q->act);
+  /* ReLU rides on cuBLASLt's epilogue; the other activations (clip, tanh, GELU...) and any
+     other bias go to ftc_mm_epi_k */
+  q->epi = (has_bias && !bias_vec && !q->use_c) || (q->act != FTC_ACT_NONE && q->act != FTC_ACT_RELU) ||
+           (q->act == FTC_ACT_RELU && !bias_vec && has_bias);
+  if (!ftc_act_known(q->act)) return ftc_fail(e, "unknown GEMM activation %d", q->act);
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   if (bias_vec) epi = q->act == FTC_ACT_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   else if (q->act == FTC_ACT_RELU && !has_bias) epi = CUBLASLT_EPILOGUE_RELU;
@@ -234,9 +235,7 @@ __global__ void ftc_mm_epi_k(T *y, const T *bias, uint32_t n, uint32_t M, uint32
     uint32_t mn = i % (M * N), mm = mn / N, nn = mn % N;
     float v = ftc_widen(y[i]);
     if (bias) v += beta * (float)ftc_widen(bias[mm * rs + nn * cs]);
-    if (act == FTC_ACT_RELU) v = v < 0 ? 0 : v;
-    else if (act == FTC_ACT_CLIP) { v = v < lo ? lo : v; v = v > hi ? hi : v; }
-    y[i] = ftc_cv<T>(v);
+    y[i] = ftc_cv<T>(ftc_act(v, act, lo, hi));
   }
 }
 
@@ -258,7 +257,7 @@ static int ftc_matmul_lt(const int64_t *p, const double *f, const void *const *i
     int64_t n = q->nbatch * q->M * q->N;
     FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_mm_epi_k<T>)(
         Y, has_bias ? (const T *)in[2] : (const T *)NULL, (uint32_t)n, (uint32_t)q->M, (uint32_t)q->N, q->bias_rs,
-        q->bias_cs, q->epi_beta, q->act, q->lo, q->hi);
+        q->bias_cs, q->epi_beta, q->act, q->lo, q->hi); /* (relu twice is relu: no harm if cuBLASLt did it) */
     return ftc_launched(e, "GEMM epilogue");
   }
   return 0;

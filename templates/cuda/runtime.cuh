@@ -178,6 +178,33 @@ struct ftc_fold_max {
   template <class C> __device__ __forceinline__ static C combine(C a, C b) { return (a > b || a != a) ? a : b; }
 };
 
+/* ---- GEMM and convolution epilogue activations (templates/c/gemm.h's FT_ACT_*) -------------- */
+enum { FTC_ACT_NONE = 0, FTC_ACT_RELU = 1, FTC_ACT_CLIP = 2, FTC_ACT_TANH = 3, FTC_ACT_GELU = 4, FTC_ACT_GELU_TANH = 5,
+       FTC_ACT_SIGMOID = 16, FTC_ACT_SILU = 17 };
+static inline bool ftc_act_known(int a) { return (a >= FTC_ACT_NONE && a <= FTC_ACT_GELU_TANH) || a == FTC_ACT_SIGMOID || a == FTC_ACT_SILU; }
+__device__ __forceinline__ float ftc_act(float v, int act, float lo, float hi) {
+  switch (act) {
+  case FTC_ACT_RELU: return v < 0 ? 0.0f : v;
+  case FTC_ACT_CLIP: return v < lo ? lo : (v > hi ? hi : v);
+  case FTC_ACT_TANH: return tanhf(v);
+  case FTC_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+  case FTC_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
+  case FTC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+  case FTC_ACT_SILU: return v / (1.0f + expf(-v));
+  default: return v;
+  }
+}
+
+/* ---- warp folds (every lane of the warp takes part; all get the result) -------------------- */
+__device__ __forceinline__ float ftc_warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+__device__ __forceinline__ float ftc_warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) { float w = __shfl_down_sync(0xffffffffu, v, o); v = w > v ? w : v; }
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
 /* ---- parameters passed by value ----------------------------------------------------------- */
 
 #define FTC_MAXR 8

@@ -257,6 +257,27 @@ template <class T> T __shfl_down_sync(unsigned, T v, unsigned delta, int = 32) {
   return r;
 }
 
+template <class T> T __shfl_sync(unsigned, T v, int src, int = 32) {
+  ftc_emu_block *b = ftc_emu_cur;
+  if (!b->threaded) throw ftc_emu_need_threads();
+  unsigned t = ftc_emu_tid(), w = t / 32;
+  uint64_t bits = 0;
+  memcpy(&bits, &v, sizeof v);
+  b->slots[t] = bits;
+  b->warps[w]->arrive_and_wait();
+  T r = v;
+  unsigned from = w * 32 + (unsigned)(src & 31);
+  if (from < b->nt) memcpy(&r, &b->slots[from], sizeof r);
+  b->warps[w]->arrive_and_wait();
+  return r;
+}
+
+inline void __syncwarp(unsigned = 0xffffffffu) {
+  ftc_emu_block *b = ftc_emu_cur;
+  if (!b->threaded) throw ftc_emu_need_threads();
+  b->warps[ftc_emu_tid() / 32]->arrive_and_wait();
+}
+
 inline std::mutex ftc_emu_mu;
 inline std::set<const void *> ftc_emu_threaded_kernels; /* kernels known to need real threads */
 
