@@ -157,7 +157,8 @@ for m in bert_base resnet50; do
     if [ "$(left)" -lt 60 ]; then say "$m $cfg: out of time"; continue; fi
     rm -rf "$d/out"
     err=""
-    if timeout 120 "$d/prog" $ins --output-dir "$d/out" >"$d/run.log" 2>&1; then
+    if FTAX_CUDA_VERBOSE=1 timeout 120 "$d/prog" $ins --output-dir "$d/out" >"$d/run.log" 2>&1; then
+      { echo "--- $m $cfg: plans"; grep '^ftax-cuda' "$d/run.log" | sort | uniq -c | sort -rn | head -n 20; } >>"$log"
       k=0
       while [ -e "$set0/output_$k.pb" ]; do
         err="$err$("$B/ftax-compare" "$set0/output_$k.pb" "$d/out/output_$k.pb" --atol 1e9 | sed 's/.*max abs err \([^,]*\),.*/\1/') "

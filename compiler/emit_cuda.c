@@ -770,6 +770,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
           "  munmap(h, len);\n  h = NULL;\n"
           "  c->arena = (unsigned char *)arena;\n"
           "  if (!arena) { c->own_arena = 1; %s_TRY(ftc_alloc(e, (void **)&c->arena, %zuu)); }\n"
+          "  %s_TRY(ftc_zero(e, c->arena, %zuu));\n"
           "  for (int i = 0; i < %d; i++) {\n"
           "    %s_TRY(ftc_alloc(e, &c->in_api[i], %s_in_bytes[i]));\n"
           "    c->in_dev[i] = c->in_api[i];\n"
@@ -788,7 +789,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
           "  /* warm-up: loads every kernel, settles algorithm fallbacks, reports any failure now */\n"
           "  %s_TRY(%s_launch(c) || %s_sync(c));\n",
           P, P, mp->weight_bytes ? mp->weight_bytes : 64, mp->weight_bytes, P, mp->weight_bytes, P,
-          mp->arena_bytes ? mp->arena_bytes : 64, NI, P, P, P, P, P, P, P, NO, P, P, P, P, P, P, P, ws, P, P, P, P, P, P);
+          mp->arena_bytes ? mp->arena_bytes : 64, P, mp->arena_bytes ? mp->arena_bytes : 64, NI, P, P, P, P, P, P, P, NO, P, P, P, P, P, P, P, ws, P, P, P, P, P, P);
   if (co->graph)
     fprintf(c,
             "  /* the whole run captured once; %s_enqueue replays it */\n"

@@ -268,6 +268,18 @@ static int ftc_alloc_host(ftc_env *e, void **p, size_t n) {
   return 0;
 }
 
+/* The arena starts zeroed: cuDNN's fused convolution may read its output scaled by 0, which
+ * must not meet NaN garbage. (The CPU emulation of tests/cuda/emu leaves its NaN fill there, to
+ * show reads of memory no kernel wrote.) */
+static int ftc_zero(ftc_env *e, void *p, size_t n) {
+#ifndef FTAX_CUDA_EMULATION
+  FTC_CU(e, cudaMemset(p, 0, n));
+#else
+  (void)e; (void)p; (void)n;
+#endif
+  return 0;
+}
+
 static int ftc_upload_now(ftc_env *e, void *dst, const void *src, size_t n) {
   FTC_CU(e, cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
   return 0;

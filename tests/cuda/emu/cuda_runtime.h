@@ -15,6 +15,7 @@
  * NVIDIA documentation describes them); it says nothing about speed or real-GPU races. */
 #ifndef FTAX_EMU_CUDA_RUNTIME_H
 #define FTAX_EMU_CUDA_RUNTIME_H
+#define FTAX_CUDA_EMULATION 1
 
 #include <math.h>
 #include <stdint.h>
