@@ -305,7 +305,7 @@ static int ftc_capture_end(ftc_env *e, int failed, cudaGraph_t *graph, cudaGraph
 }
 
 /* A tiny kernel whose attributes tell at start whether this binary has code for the device. */
-__global__ void ftc_probe_kernel(int *x) {
+static __global__ void ftc_probe_kernel(int *x) {
   if (x) *x = 1;
 }
 
