@@ -57,7 +57,8 @@ static void qplan_params(ft_opctx *c, ft_kcall *k, int per_axis, int axis) {
   k->p[1] = per_axis ? x->dims[axis] : 1;
   k->p[2] = per_axis ? prod(x->dims, axis + 1, x->rank) : 1;
   k->p[3] = per_axis;
-  k->np = 4;
+  k->p[4] = opt_in(c, 2) != NULL;
+  k->np = 5;
 }
 
 static int quantize_infer(ft_opctx *c) {
@@ -127,7 +128,8 @@ static int dynamic_quantize_infer(ft_opctx *c) {
 static int dynamic_quantize_plan(ft_opctx *c, ft_kcall *k) {
   FT_K(k, ft_dynamic_quantize_f32);
   k->p[0] = ft_numel(c->in[0]);
-  k->np = 1;
+  k->p[1] = c->n_out;
+  k->np = 2;
   return 0;
 }
 
@@ -220,7 +222,7 @@ static int matmul_integer_plan(ft_opctx *c, ft_kcall *k) {
   if (rc) return rc;
   PAIR_KERNEL(k, ft_matmul_integer, c->in[0]->dtype, c->in[1]->dtype);
   const ft_tensor *az = opt_in(c, 2), *bz = opt_in(c, 3);
-  return mm_params(&g, az ? ft_numel(az) : 1, bz ? ft_numel(bz) : 1, 1, k);
+  return mm_params(&g, az ? ft_numel(az) : 0, bz ? ft_numel(bz) : 0, 1, k);
 }
 
 /* QLinear*: a/x 0, scale 1, zp 2; b/w 3, scale 4, zp 5; y scale 6, zp 7. */
@@ -289,6 +291,8 @@ static void qconv_params(ft_opctx *c, const ft_tensor *x, const ft_tensor *w, co
   k->p[4] = nwz;
   k->p[5] = nws;
   k->np = 6 + ft_window_params(win, k->p + 6);
+  k->p[k->np++] = opt_in(c, 2) != NULL;                      /* x zero point */
+  k->p[k->np++] = c->n_in > 8 && opt_in(c, 8) != NULL;        /* QLinearConv's bias */
 }
 
 static int conv_integer_infer(ft_opctx *c) {
@@ -312,7 +316,7 @@ static int conv_integer_plan(ft_opctx *c, ft_kcall *k) {
   int rc = qconv_window(c, x, w, &win);
   if (rc) return rc;
   PAIR_KERNEL(k, ft_conv_integer, x->dtype, w->dtype);
-  qconv_params(c, x, w, &win, wz ? ft_numel(wz) : 1, 1, k);
+  qconv_params(c, x, w, &win, wz ? ft_numel(wz) : 0, 1, k);
   return 0;
 }
 

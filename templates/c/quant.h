@@ -18,14 +18,15 @@
 /* zero point i of a tensor with n of them (absent: 0) */
 #define FT_Q_ZP(T, ptr, n, i) ((ptr) ? (int32_t)((const T *)(ptr))[(n) > 1 ? (i) : 0] : 0)
 
-/* QuantizeLinear. p: [total, axis size, inner, per_axis]; in: x, scale, zero point (or NULL). */
+/* QuantizeLinear. p: [total, axis size, inner, per_axis, has zero point]; in: x, scale, zero
+ * point. Optional inputs are read only when p says they are there: a node may pass fewer. */
 #define FT_QUANTIZE(S, T, LO, HI)                                                                \
   static void ft_quantize_f32_##S(const int64_t *p, const double *f, const void *const *in,     \
                                   void *const *out, void *scratch) {                             \
     (void)f; (void)scratch;                                                                      \
     int64_t total = p[0], n = p[1], inner = p[2], per_axis = p[3];                               \
     const float *X = (const float *)in[0], *sc = (const float *)in[1];                           \
-    const T *zp = (const T *)in[2];                                                              \
+    const T *zp = p[4] ? (const T *)in[2] : NULL;                                                \
     T *Y = (T *)out[0];                                                                          \
     for (int64_t i = 0; i < total; i++) {                                                        \
       int64_t c = per_axis ? (i / inner) % n : 0;                                                \
@@ -45,7 +46,7 @@ FT_QUANTIZE(i16, int16_t, -32768, 32767)
                                       void *const *out, void *scratch) {                         \
     (void)f; (void)scratch;                                                                      \
     int64_t total = p[0], n = p[1], inner = p[2], per_axis = p[3];                               \
-    const T *X = (const T *)in[0], *zp = (const T *)in[2];                                       \
+    const T *X = (const T *)in[0], *zp = p[4] ? (const T *)in[2] : NULL;                         \
     const float *sc = (const float *)in[1];                                                      \
     float *Y = (float *)out[0];                                                                  \
     for (int64_t i = 0; i < total; i++) {                                                        \
@@ -60,7 +61,8 @@ FT_DEQUANTIZE(i16, int16_t)
 FT_DEQUANTIZE(i32, int32_t)
 #undef FT_DEQUANTIZE
 
-/* DynamicQuantizeLinear to uint8. p: [n]; out: y, scale (float scalar), zero point (uint8). The
+/* DynamicQuantizeLinear to uint8. p: [n, outputs given]; out: y, scale (float scalar), zero
+ * point (uint8). The
  * range always includes 0; all in float32 like the spec's reference. */
 static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const void *const *in,
                                     void *const *out, void *scratch) {
@@ -79,12 +81,12 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     float v = scale != 0 ? rintf(X[i] / scale) + zp : zp;
     Y[i] = (uint8_t)FT_Q_SAT(v, 0.0f, 255.0f);
   }
-  if (out[1]) *(float *)out[1] = scale;
-  if (out[2]) *(uint8_t *)out[2] = zp;
+  if (p[1] > 1 && out[1]) *(float *)out[1] = scale;
+  if (p[1] > 2 && out[2]) *(uint8_t *)out[2] = zp;
 }
 
 /* ---- integer matmul ------------------------------------------------------------------------
- * p: [M, K, N, a_zp count (1 or M), b_zp count (1 or N), b_scale count (1 or N), batch rank R,
+ * p: [M, K, N, a_zp count (0: none, 1 or M), b_zp count (0, 1 or N), b_scale count (1 or N), batch rank R,
  *     batch dims[R], A batch strides[R], B batch strides[R]] (strides in elements, 0 where
  *     broadcast). MatMulInteger in: A, B, a_zp, b_zp; QLinearMatMul in: a, a_scale, a_zp, b,
  *     b_scale, b_zp, y_scale, y_zp. */
@@ -122,7 +124,7 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     typedef TB_ TB;                                                                              \
     const TA *A = (const TA *)in[0];                                                             \
     const TB *B = (const TB *)in[1];                                                             \
-    const void *AZ = in[2], *BZ = in[3];                                                         \
+    const void *AZ = p[3] ? in[2] : NULL, *BZ = p[4] ? in[3] : NULL;                             \
     int32_t *Y = (int32_t *)out[0];                                                              \
     FT_QMM_LOOP(Y[at] = acc)                                                                     \
   }
@@ -148,8 +150,9 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
   }
 
 /* ---- integer conv --------------------------------------------------------------------------
- * p: [N, C, M, group, w_zp count (1 or M), w_scale count (1 or M), window (18 entries:
- *     in[3], out[3], k[3], s[3], d[3], pads_begin[3], leading dims of size 1)].
+ * p: [N, C, M, group, w_zp count (0: none, 1 or M), w_scale count (1 or M), window (18 entries:
+ *     in[3], out[3], k[3], s[3], d[3], pads_begin[3], leading dims of size 1), has x_zp,
+ *     has bias].
  * ConvInteger in: x, w, x_zp, w_zp; QLinearConv in: x, x_scale, x_zp, w, w_scale, w_zp,
  * y_scale, y_zp, bias (int32, optional). */
 #define FT_QCONV_LOOP(BODY)                                                                      \
@@ -199,7 +202,7 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     typedef TW_ TW;                                                                              \
     const TX *X = (const TX *)in[0];                                                             \
     const TW *W = (const TW *)in[1];                                                             \
-    const void *XZ = in[2], *WZ = in[3];                                                         \
+    const void *XZ = p[24] ? in[2] : NULL, *WZ = p[4] ? in[3] : NULL;                            \
     int32_t *Y = (int32_t *)out[0];                                                              \
     FT_QCONV_LOOP(Y[at] = acc)                                                                   \
   }
@@ -216,7 +219,7 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     const void *XZ = in[2], *WZ = in[5];                                                         \
     const float sx = *(const float *)in[1], sy = *(const float *)in[6];                          \
     const float *sw = (const float *)in[4];                                                      \
-    const int32_t *bias = (const int32_t *)in[8];                                                \
+    const int32_t *bias = p[25] ? (const int32_t *)in[8] : NULL;                                 \
     const int32_t zy = FT_Q_ZP(TY, in[7], 1, 0);                                                 \
     TY *Y = (TY *)out[0];                                                                        \
     FT_QCONV_LOOP({                                                                              \
