@@ -1,5 +1,6 @@
 /* Indexed reads and writes: GatherND, ScatterND, ScatterElements and Scatter (its opset 9-10
- * name). Kernels: templates/c/scatter.h.
+ * name), and MaxUnpool (a scatter of MaxPool's values to its indices). Kernels:
+ * templates/c/scatter.h.
  *
  * The scatters write into a copy of data, or into data itself when it dies at the node
  * (FT_OP_INPLACE), which spares the copy. */
@@ -189,9 +190,64 @@ static int scatter_elements_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ---- MaxUnpool ---------------------------------------------------------------------------- */
+
+/* The shape MaxPool's input had (what the indices count in), from the attributes. */
+static int maxunpool_default(ft_opctx *c, int64_t *dims) {
+  const ft_tensor *x = c->in[0];
+  int n = x->rank - 2;
+  const int64_t *ks, *st, *pads;
+  int nk = ft_attr_ints(c->node, "kernel_shape", &ks), ns = ft_attr_ints(c->node, "strides", &st);
+  int np = ft_attr_ints(c->node, "pads", &pads);
+  if (n < 1 || nk != n || (ns >= 0 && ns != n) || (np >= 0 && np != 2 * n))
+    return ft_infer_fail(c, FT_EINVALID, "kernel_shape, strides and pads must match the %d spatial dims", n);
+  dims[0] = x->dims[0];
+  dims[1] = x->dims[1];
+  for (int i = 0; i < n; i++)
+    dims[2 + i] = (x->dims[2 + i] - 1) * (ns > 0 ? st[i] : 1) - (np > 0 ? pads[i] + pads[n + i] : 0) + ks[i];
+  return 0;
+}
+
+static int maxunpool_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 2);
+  if (rc) return rc;
+  const ft_tensor *x = c->in[0], *ind = c->in[1];
+  if (ind->dtype != FT_INT64 || ind->rank != x->rank) return ft_infer_fail(c, FT_EINVALID, "I must be int64 with X's shape");
+  for (int d = 0; d < x->rank; d++)
+    if (ind->dims[d] != x->dims[d]) return ft_infer_fail(c, FT_EINVALID, "I must have X's shape");
+  ft_tensor *y = c->out[0];
+  y->dtype = x->dtype;
+  y->rank = x->rank;
+  if ((rc = maxunpool_default(c, y->dims))) return rc;
+  if (c->n_in > 2 && c->in[2]) { /* output_shape */
+    if ((rc = ft_need_const(c, 2, "output_shape"))) return rc;
+    if (ft_numel(c->in[2]) != x->rank) return ft_infer_fail(c, FT_EINVALID, "output_shape needs %d values", x->rank);
+    for (int d = 0; d < x->rank; d++) y->dims[d] = ft_const_int(c->in[2], d);
+  }
+  return 0;
+}
+
+static int maxunpool_plan(ft_opctx *c, ft_kcall *k) {
+  switch (ft_dtype_size(c->in[0]->dtype)) {
+  case 1: FT_K(k, ft_maxunpool_1); break;
+  case 2: FT_K(k, ft_maxunpool_2); break;
+  case 4: FT_K(k, ft_maxunpool_4); break;
+  case 8: FT_K(k, ft_maxunpool_8); break;
+  default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(c->in[0]->dtype));
+  }
+  int r = c->in[0]->rank, rc = maxunpool_default(c, k->p + 2);
+  if (rc) return rc;
+  k->p[0] = r;
+  k->p[1] = ft_numel(c->in[0]);
+  for (int d = 0; d < r; d++) k->p[2 + r + d] = c->out[0]->dims[d];
+  k->np = 2 + 2 * r;
+  return 0;
+}
+
 const ft_opdesc ft_ops_scatter[] = {
     {"GatherND", "", gathernd_infer, gathernd_plan, "scatter", 0},
     {"ScatterND", "", scatternd_infer, scatternd_plan, "scatter", FT_OP_INPLACE},
     {"ScatterElements", "", scatter_elements_infer, scatter_elements_plan, "scatter", FT_OP_INPLACE},
     {"Scatter", "", scatter_elements_infer, scatter_elements_plan, "scatter", FT_OP_INPLACE},
+    {"MaxUnpool", "", maxunpool_infer, maxunpool_plan, "scatter", 0},
     {0}};

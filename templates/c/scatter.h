@@ -134,4 +134,34 @@ FT_SCATTER_SIZES(FT_SCATTER_BY_SIZE)
 FT_SCATTER_TYPES(FT_SCATTER_BY_TYPE)
 #undef FT_SCATTER_BY_TYPE
 
+/* MaxUnpool. p: [rank, input elements, dims the indices refer to[rank], output dims[rank]]; in:
+ * X, indices (int64, flat over the shape MaxPool's input had). The output is zeros but where an
+ * index puts an input element; an output_shape larger than that shape keeps the coordinates. */
+#define FT_MAXUNPOOL(N, T)                                                                       \
+  static void ft_maxunpool_##N(const int64_t *p, const double *f, const void *const *in,        \
+                               void *const *out, void *scratch) {                                \
+    (void)f; (void)scratch;                                                                      \
+    int r = (int)p[0];                                                                           \
+    int64_t n = p[1], m = 1, lim = 1;                                                            \
+    const int64_t *dd = p + 2, *od = p + 2 + r;                                                  \
+    for (int d = 0; d < r; d++) { m *= od[d]; lim *= dd[d]; }                                    \
+    const T *X = (const T *)in[0];                                                               \
+    const int64_t *I = (const int64_t *)in[1];                                                   \
+    T *Y = (T *)out[0];                                                                          \
+    memset(Y, 0, (size_t)m * sizeof(T));                                                         \
+    for (int64_t e = 0; e < n; e++) {                                                            \
+      int64_t v = I[e], at = 0, mul = 1, ok = v >= 0 && v < lim;                                 \
+      for (int d = r - 1; d >= 0 && ok; d--) {                                                   \
+        int64_t q = v % dd[d];                                                                   \
+        v /= dd[d];                                                                              \
+        ok = q < od[d];                                                                          \
+        at += q * mul;                                                                           \
+        mul *= od[d];                                                                            \
+      }                                                                                          \
+      if (ok) Y[at] = X[e];                                                                      \
+    }                                                                                            \
+  }
+FT_SCATTER_SIZES(FT_MAXUNPOOL)
+#undef FT_MAXUNPOOL
+
 #endif
