@@ -112,7 +112,7 @@ static inline int ft_resize_taps(int interp, int coord, int nearest, int exclude
 static inline size_t ft_resize_scratch(int rank, const int64_t *out_dims, int interp) {
   size_t n = 0;
   for (int d = 0; d < rank; d++)
-    n += (size_t)out_dims[d] * ((size_t)ft_resize_ntaps(interp) * (sizeof(int64_t) + sizeof(double)) + 1);
+    n += (size_t)out_dims[d] * ((size_t)ft_resize_ntaps(interp) * (sizeof(int64_t) + sizeof(double)) + 1) + 8;
   return n + 64;
 }
 
@@ -128,7 +128,7 @@ static inline void ft_resize_tables(const int64_t *p, const double *f, void *scr
   for (int d = 0, j = 0; d < r; d++) {
     off[d] = (int64_t *)s; s += sizeof(int64_t) * (size_t)(out[d] * n);
     wt[d] = (double *)s; s += sizeof(double) * (size_t)(out[d] * n);
-    ext[d] = (uint8_t *)s; s += (size_t)out[d];
+    ext[d] = (uint8_t *)s; s += ((size_t)out[d] + 7) & ~(size_t)7; /* the next table stays aligned */
     for (int64_t o = 0; o < out[d]; o++) {
       int64_t *oi = off[d] + o * n;
       double *ow = wt[d] + o * n;
