@@ -65,8 +65,9 @@ static int broadcasts_over_rows(const ft_graph *g, int d, int y) {
   return 1;
 }
 
-/* Two constant dense terms of one shape: their sum, a new constant. */
-static int add_consts(ft_graph *g, int a, int b) {
+/* Two constant dense terms of one shape: their sum, a new constant (with a use count). */
+static int add_consts(ft_fuse_ctx *c, int a, int b) {
+  ft_graph *g = c->g;
   const ft_tensor *x = &g->vals[a].t, *y = &g->vals[b].t;
   ft_tensor s = *x;
   size_t n = (size_t)ft_numel(x);
@@ -77,6 +78,8 @@ static int add_consts(ft_graph *g, int a, int b) {
   snprintf(name, sizeof name, "%s+%s", g->vals[a].name ? g->vals[a].name : "", g->vals[b].name ? g->vals[b].name : "");
   int v = ft_add_const(g, name, &s);
   free(d);
+  c->n_uses = realloc(c->n_uses, sizeof(int) * (size_t)(g->n_vals + 1));
+  c->n_uses[v] = 0;
   return v;
 }
 
@@ -112,7 +115,7 @@ int ft_fuse_embed_layernorm(ft_fuse_ctx *c) {
       ft_fuse_note(c, root, "the layer norm's scale or shift is computed after the embedding sum");
       continue;
     }
-    if (t.n_dense == 2) dense = add_consts(g, t.dense[0], t.dense[1]);
+    if (t.n_dense == 2) dense = add_consts(c, t.dense[0], t.dense[1]);
     int ins[3 + 2 * FT_ELN_MAX_GATHER] = {m.gamma, m.beta, dense};
     for (int k = 0; k < t.n_gather; k++) {
       ins[3 + 2 * k] = t.ids[k];

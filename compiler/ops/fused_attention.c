@@ -16,6 +16,7 @@
  *   select_keep  the boolean value that keeps a score (Where's branch), with input 4
  *   causal_offset  key j is kept for query i when j <= i + causal_offset
  *   fill       the value a select or causal mask writes
+ *   packed_qkv 1 when the pass merged the three projections into one GEMM (information only)
  * Masks broadcast to [n1, n2, Sq, Sk] aligned to the right, like ONNX. */
 #include <math.h>
 #include <string.h>

@@ -21,6 +21,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 #include "gemm.h"
 
@@ -189,24 +192,62 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
     if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
 }
 
+/* dst[0, n) = src[0, n). Rows of small planes are shorter than a vector, so with AVX-512 the
+ * tail is one masked load and store (masked-off lanes neither fault nor write), not a scalar
+ * loop; elsewhere a plain loop. */
+static inline void ft_dw_copy(float *dst, const float *src, int64_t n) {
+#ifdef __AVX512F__
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+    _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
+  }
+#else
+  for (int64_t j = 0; j < n; j++) dst[j] = src[j];
+#endif
+}
+
+/* d0[j] = src[2j], d1[j] = src[2j + 1] for j < n: a stride-2 row into its two phases. */
+static inline void ft_dw_deinterleave2(float *restrict d0, float *restrict d1, const float *src, int64_t n) {
+#ifdef __AVX512F__
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 a = _mm512_loadu_ps(src + 2 * j), b = _mm512_loadu_ps(src + 2 * j + 16);
+    _mm512_storeu_ps(d0 + j, _mm512_permutex2var_ps(a, even, b));
+    _mm512_storeu_ps(d1 + j, _mm512_permutex2var_ps(a, odd, b));
+  }
+  if (j < n) {
+    int64_t rem = n - j, two = 2 * rem;
+    __mmask16 ma = (__mmask16)(two >= 16 ? 0xffff : (1u << two) - 1);
+    __mmask16 mb = (__mmask16)(two > 16 ? (1u << (two - 16)) - 1 : 0), m = (__mmask16)((1u << rem) - 1);
+    __m512 a = _mm512_maskz_loadu_ps(ma, src + 2 * j), b = _mm512_maskz_loadu_ps(mb, src + 2 * j + 16);
+    _mm512_mask_storeu_ps(d0 + j, m, _mm512_permutex2var_ps(a, even, b));
+    _mm512_mask_storeu_ps(d1 + j, m, _mm512_permutex2var_ps(a, odd, b));
+  }
+#else
+  for (int64_t j = 0; j < n; j++) {
+    d0[j] = src[2 * j];
+    d1[j] = src[2 * j + 1];
+  }
+#endif
+}
+
 /* Input row ih into its phase rows of the band buffer: phase b's columns [j0[b], j1[b]) (the
  * part that lies inside the input). The padding columns around them are never written, so they
  * stay zero from when the buffer was cleared. */
 static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *const *dst) {
   int64_t s = g->s;
-  if (s == 1) {
-    float *restrict d = dst[0];
-    for (int64_t j = g->j0[0]; j < g->j1[0]; j++) d[j] = src[j];
-  } else if (s == 2) { /* both phases in one loop: the compiler deinterleaves with shuffles */
-    float *restrict d0 = dst[0], *restrict d1 = dst[1];
+  if (s == 1) ft_dw_copy(dst[0] + g->j0[0], src + g->j0[0], g->j1[0] - g->j0[0]);
+  else if (s == 2) { /* both phases at once where both are inside, then the edges */
+    float *d0 = dst[0], *d1 = dst[1];
     int64_t lo = g->j0[0] > g->j0[1] ? g->j0[0] : g->j0[1], hi = g->j1[0] < g->j1[1] ? g->j1[0] : g->j1[1];
     if (hi < lo) hi = lo;
     for (int64_t j = g->j0[0]; j < lo; j++) d0[j] = src[2 * j];
     for (int64_t j = g->j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
-    for (int64_t j = lo; j < hi; j++) {
-      d0[j] = src[2 * j];
-      d1[j] = src[2 * j + 1];
-    }
+    ft_dw_deinterleave2(d0 + lo, d1 + lo, src + 2 * lo, hi - lo);
     for (int64_t j = hi; j < g->j1[0]; j++) d0[j] = src[2 * j];
     for (int64_t j = hi; j < g->j1[1]; j++) d1[j] = src[2 * j + 1];
   } else {
@@ -270,15 +311,9 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
       *(ft_v16u *)(ext + n) = a0;
     }
-    /* out of the band, in whole vectors where a row's overrun (under 16 floats) stays inside
-     * the next row, which is written after it; the band's last row is copied exactly. Then
-     * the epilogue over the band's output while it is in L1. */
+    /* out of the band, then the epilogue over the band's output while it is in L1 */
     float *yb = y + oh0 * OW;
-    int64_t r = 0;
-    if ((OW + 15) / 16 * 16 <= 2 * OW)
-      for (; r + 1 < R; r++)
-        for (int64_t c = 0; c < OW; c += 16) *(ft_v16u *)(yb + r * OW + c) = *(const ft_v16u *)(ext + r * Wq + c);
-    for (; r < R; r++) memcpy(yb + r * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    for (int64_t r = 0; r < R; r++) ft_dw_copy(yb + r * OW, ext + r * Wq, OW);
     ft_gemm_finish(yb, res ? res + oh0 * OW : NULL, R * OW, e);
   }
 }

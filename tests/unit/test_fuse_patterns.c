@@ -451,6 +451,33 @@ Test(fuse_patterns, embed_layernorm_gpt2_runtime_positions) {
   cr_expect_eq(count_op(&r, "Add"), 1);
 }
 
+/* Token types and positions both constant (folded lookups of one shape): added at compile time
+ * into one dense term; twice in one graph. */
+Test(fuse_patterns, embed_layernorm_two_constant_terms) {
+  mb *m = mb_new(14);
+  mb_in(m, "ids", FT_INT64, D(3, 6), 30);
+  mb_w(m, "word", D(30, 16), 0, 1);
+  mb_w(m, "type", D(2, 16), 0, 1);
+  mb_w(m, "pos", D(6, 16), 0, 1);
+  int64_t tids[6] = {0, 0, 0, 1, 1, 1}, pids[6] = {0, 1, 2, 3, 4, 5};
+  tb_add_init(m->g, tb_tensor_i64("tids", 2, (const int64_t[]){1, 6}, tids));
+  tb_add_init(m->g, tb_tensor_i64("pids", 2, (const int64_t[]){1, 6}, pids));
+  mb_w(m, "gamma", D(16), 1, 0.2f);
+  mb_w(m, "beta", D(16), 0, 0.2f);
+  mb_node(m, "Gather", "type,tids", "te");
+  mb_node(m, "Gather", "pos,pids", "pe");
+  for (int k = 0; k < 2; k++) {
+    mb_node(m, "Gather", "word,ids", tu_fmt("we%d", k));
+    mb_node(m, "Add", tu_fmt("we%d,te", k), tu_fmt("s1_%d", k));
+    mb_node(m, "Add", tu_fmt("s1_%d,pe", k), tu_fmt("s%d", k));
+    mb_layernorm(m, tu_fmt("ln%d", k), tu_fmt("s%d", k), "gamma", "beta", tu_fmt("y%d", k), -1);
+    mb_out(m, tu_fmt("y%d", k));
+  }
+  result r = check(m, "embed_consts.onnx");
+  expect(&r, 2, 0, 0, 0, 0);
+  cr_expect_eq(ft_graph_count_live(r.g), 2);
+}
+
 /* Negative ids count from the end of the table; ids out of range give a row of zeros, as the
  * Gather they replace does. */
 Test(fuse_patterns, embed_layernorm_ids_out_of_range) {
