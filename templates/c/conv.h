@@ -21,6 +21,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 #include "gemm.h"
 
@@ -37,7 +40,8 @@ enum {
   FT_CV_S = FT_CV_IN + 9,
   FT_CV_D = FT_CV_IN + 12,
   FT_CV_P = FT_CV_IN + 15,
-  FT_CV_NP = FT_CV_IN + 18
+  FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
+  FT_CV_NP = FT_CV_IN + 19
 };
 enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
 
@@ -188,33 +192,96 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
     if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
 }
 
+/* dst[0, n) = src[0, n). Rows of small planes are shorter than a vector, so with AVX-512 the
+ * tail is one masked load and store (masked-off lanes neither fault nor write), not a scalar
+ * loop; elsewhere a plain loop. */
+static inline void ft_dw_copy(float *dst, const float *src, int64_t n) {
+#ifdef __AVX512F__
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+    _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
+  }
+#else
+  for (int64_t j = 0; j < n; j++) dst[j] = src[j];
+#endif
+}
+
+/* d0[j] = src[2j], d1[j] = src[2j + 1] for j < n: a stride-2 row into its two phases. */
+static inline void ft_dw_deinterleave2(float *restrict d0, float *restrict d1, const float *src, int64_t n) {
+#ifdef __AVX512F__
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 a = _mm512_loadu_ps(src + 2 * j), b = _mm512_loadu_ps(src + 2 * j + 16);
+    _mm512_storeu_ps(d0 + j, _mm512_permutex2var_ps(a, even, b));
+    _mm512_storeu_ps(d1 + j, _mm512_permutex2var_ps(a, odd, b));
+  }
+  if (j < n) {
+    int64_t rem = n - j, two = 2 * rem;
+    __mmask16 ma = (__mmask16)(two >= 16 ? 0xffff : (1u << two) - 1);
+    __mmask16 mb = (__mmask16)(two > 16 ? (1u << (two - 16)) - 1 : 0), m = (__mmask16)((1u << rem) - 1);
+    __m512 a = _mm512_maskz_loadu_ps(ma, src + 2 * j), b = _mm512_maskz_loadu_ps(mb, src + 2 * j + 16);
+    _mm512_mask_storeu_ps(d0 + j, m, _mm512_permutex2var_ps(a, even, b));
+    _mm512_mask_storeu_ps(d1 + j, m, _mm512_permutex2var_ps(a, odd, b));
+  }
+#else
+  for (int64_t j = 0; j < n; j++) {
+    d0[j] = src[2 * j];
+    d1[j] = src[2 * j + 1];
+  }
+#endif
+}
+
+/* Input row ih into its phase rows of the band buffer: phase b's columns [j0[b], j1[b]) (the
+ * part that lies inside the input). The padding columns around them are never written, so they
+ * stay zero from when the buffer was cleared. */
+static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *const *dst) {
+  int64_t s = g->s;
+  if (s == 1) ft_dw_copy(dst[0] + g->j0[0], src + g->j0[0], g->j1[0] - g->j0[0]);
+  else if (s == 2) { /* both phases at once where both are inside, then the edges */
+    float *d0 = dst[0], *d1 = dst[1];
+    int64_t lo = g->j0[0] > g->j0[1] ? g->j0[0] : g->j0[1], hi = g->j1[0] < g->j1[1] ? g->j1[0] : g->j1[1];
+    if (hi < lo) hi = lo;
+    for (int64_t j = g->j0[0]; j < lo; j++) d0[j] = src[2 * j];
+    for (int64_t j = g->j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
+    ft_dw_deinterleave2(d0 + lo, d1 + lo, src + 2 * lo, hi - lo);
+    for (int64_t j = hi; j < g->j1[0]; j++) d0[j] = src[2 * j];
+    for (int64_t j = hi; j < g->j1[1]; j++) d1[j] = src[2 * j + 1];
+  } else {
+    for (int64_t b = 0; b < s; b++)
+      for (int64_t j = g->j0[b]; j < g->j1[b]; j++) dst[b][j] = src[j * s + b];
+  }
+}
+
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
-                                   const float *w, float b0, float *y) {
+                                   const float *w, float b0, float *y, const float *res,
+                                   const ft_gemm_epi *e) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
   int64_t ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], s = g->s, Wq = g->Wq, T = KH * KW;
   float xp[FT_DW_BUF] __attribute__((aligned(64))), ext[FT_DW_BUF] __attribute__((aligned(64)));
-  int64_t off[FT_DW_MAXTAPS];
+  int64_t off[FT_DW_MAXTAPS], cleared_hq = -1;
   for (int64_t oh0 = 0; oh0 < OH; oh0 += g->rows) {
     int64_t R = OH - oh0 < g->rows ? OH - oh0 : g->rows;
     int64_t Hp = (R - 1) * s + (KH - 1) * dh + 1, Hq = (Hp + s - 1) / s;
     int64_t len = ft_dw_band_floats(p, g, R), next = R * Wq;
+    /* padding stays zero across bands of one layout (same Hq); only rows are (re)written */
+    if (Hq != cleared_hq) {
+      for (int64_t i = 0; i < len; i += 16) *(ft_v16u *)(xp + i) = (ft_v16f){0};
+      cleared_hq = Hq;
+    }
     for (int64_t h = 0, hq = 0, hr = 0; h < Hq * s; h++) { /* h = hq*s + hr: input row oh0*s + h - ph */
       int64_t ih = oh0 * s + h - ph;
-      int inside = h < Hp && ih >= 0 && ih < IH;
-      const float *src = x + ih * IW - pw;
-      for (int64_t b = 0; b < s; b++) {
-        float *dst = xp + ((hr * s + b) * Hq + hq) * Wq;
-        int64_t j = 0, j0 = inside ? g->j0[b] : 0, j1 = inside ? g->j1[b] : 0;
-        for (; j < j0; j++) dst[j] = 0;
-        if (s == 1) for (; j < j1; j++) dst[j] = src[j];
-        else if (s == 2) for (const float *sb = src + b; j < j1; j++) dst[j] = sb[2 * j];
-        else for (; j < j1; j++) dst[j] = src[j * s + b];
-        for (; j < Wq; j++) dst[j] = 0;
-      }
+      float *dst[FT_DW_MAXS];
+      for (int64_t b = 0; b < s; b++) dst[b] = xp + ((hr * s + b) * Hq + hq) * Wq;
+      if (h < Hp && ih >= 0 && ih < IH) ft_dw_load_row(g, x + ih * IW - pw, dst);
+      else
+        for (int64_t b = 0; b < s; b++) memset(dst[b], 0, sizeof(float) * (size_t)Wq);
       if (++hr == s) { hr = 0; hq++; }
     }
-    for (int64_t i = s * s * Hq * Wq; i < len; i++) xp[i] = 0;
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
@@ -244,29 +311,31 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
       *(ft_v16u *)(ext + n) = a0;
     }
-    for (int64_t r = 0; r < R; r++) memcpy(y + (oh0 + r) * OW, ext + r * Wq, sizeof(float) * (size_t)OW);
+    /* out of the band, then the epilogue over the band's output while it is in L1 */
+    float *yb = y + oh0 * OW;
+    for (int64_t r = 0; r < R; r++) ft_dw_copy(yb + r * OW, ext + r * Wq, OW);
+    ft_gemm_finish(yb, res ? res + oh0 * OW : NULL, R * OW, e);
   }
 }
 
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
-                              float *Y, const ft_gemm_epi *e) {
+                              const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-  int act = e->act;
-  float lo = e->lo, hi = e->hi;
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
     const float *x = X + pl * IHW, *w = W + c * KH * KW;
     float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
-    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y);
-    else ft_conv_dw_plane_taps(p, x, w, b0, y);
-    if (act == FT_ACT_RELU) for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] > 0 ? y[i] : 0;
-    else if (act == FT_ACT_CLIP)
-      for (int64_t i = 0; i < OH * OW; i++) y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+    const float *res = R ? R + pl * OH * OW : NULL;
+    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y, res, e);
+    else {
+      ft_conv_dw_plane_taps(p, x, w, b0, y);
+      ft_gemm_finish(y, res, OH * OW, e);
+    }
   }
 }
 
@@ -326,15 +395,23 @@ static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const 
     }
 }
 
-/* in: X, W, optional B; f: [alpha, beta, clip lo, clip hi] (alpha = beta = 1 for Conv). */
+/* The residual input, when there is one. Out of line: callers that pass three inputs would
+ * otherwise get array-bounds warnings for a read they never reach. */
+static __attribute__((noinline)) const float *ft_conv_residual(const int64_t *p, const void *const *in) {
+  return p[FT_CV_RES] ? (const float *)in[3] : NULL;
+}
+
+/* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
+ * (alpha = beta = 1 for Conv). */
 static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
                         void *scratch) {
   const float *X = (const float *)in[0], *W = (const float *)in[1];
   const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
+  const float *R = ft_conv_residual(p, in);
   float *Y = (float *)out[0], *col = (float *)scratch;
-  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3]};
+  ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, p[FT_CV_RES] == 2};
   if (p[FT_CV_MODE] == FT_CV_DEPTHWISE) {
-    ft_conv_depthwise(p, X, W, bias, Y, &e);
+    ft_conv_depthwise(p, X, W, bias, R, Y, &e);
     return;
   }
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
@@ -380,6 +457,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         gi.b = col;
         gi.b_rowoff = rowoff;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)
@@ -398,6 +476,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         else gi.a = W + g * Mg * Kg;
         gi.b = X + (n * C + g * Cg) * S_in;
         gi.c = Y + (n * CO + g * Mg) * S_out;
+        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         ft_gemm_item(&gi, mc, it % per);
       }
@@ -415,6 +494,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
           else gi.a = W + g * Mg * Kg;
           gi.bp = col;
           gi.c = Y + (n * CO + g * Mg) * S_out + c0;
+          if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
           int64_t n_items = ft_gemm_items(&gi, mc);
 #pragma omp for schedule(static)

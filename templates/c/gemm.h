@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fastmath.h"
 #include "tensor.h"
 
 #ifndef FT_GEMM_MR
@@ -44,16 +45,30 @@
 typedef float ft_v16f __attribute__((vector_size(64)));
 typedef float ft_v16u __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned */
 
-enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2 };
+enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2, FT_ACT_TANH = 3, FT_ACT_GELU = 4, FT_ACT_GELU_TANH = 5 };
+enum { FT_ACT_SIGMOID = 16, FT_ACT_SILU = 17 }; /* x * sigmoid(x); conv epilogues */
+
+/* GELU of one element, erf form and tanh approximation: the formulas of unary.h's Gelu kernels,
+ * so a GELU fused into a GEMM computes what the separate op would. */
+static inline float ft_gelu_erf1(float x) { return 0.5f * x * (1 + ft_erff(x * 0.70710678118654752440f)); }
+static inline float ft_gelu_tanh1(float x) {
+  return 0.5f * x * (1 + ft_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
 
 /* What happens to a finished tile: C = alpha * acc + beta * bias[m * bias_rs + n * bias_cs]
- * (no bias term when bias is NULL), then relu or clip to [lo, hi]. */
+ * (no bias term when bias is NULL), then an activation: relu, clip to [lo, hi], tanh, GELU,
+ * sigmoid or SiLU. It runs on each row of the tile right after the last K block, while the row
+ * is in L1: a fused activation costs no extra pass over C. With res set, a residual laid out
+ * exactly like C (res + i is added to c + i) is added before the activation, or after it when
+ * res_after is set (ResNet's Conv -> Add -> Relu, and Conv -> Relu -> Add). */
 typedef struct ft_gemm_epi {
   float alpha, beta;
   const float *bias;
   int64_t bias_rs, bias_cs;
   int act;
   float lo, hi;
+  const float *res;
+  int res_after;
 } ft_gemm_epi;
 
 /* One GEMM. A element (m,k) is a[m * a_rs + k * a_cs] unless ap (packed) is given; likewise B
@@ -248,13 +263,45 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
 
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
+/* The transcendental activations over one row of a tile. Not inlined: one vectorized loop over a
+ * run-time count rather than a copy of each unrolled into every instance of the tile store (an
+ * inlined tanh GELU measured slower). */
+static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act) {
+  if (act == FT_ACT_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
+  else if (act == FT_ACT_GELU)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
+  else if (act == FT_ACT_GELU_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+}
+
+/* The end of the epilogue on n finished outputs: residual (before), activation, residual
+ * (after). Shared by the GEMM tiles and the depthwise conv. */
+static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict c,
+                                                                 const float *restrict res,
+                                                                 int64_t n, const ft_gemm_epi *e) {
+  if (res && !e->res_after) for (int64_t j = 0; j < n; j++) c[j] += res[j];
+  if (e->act == FT_ACT_RELU) /* NaN stays NaN, as in the Relu op */
+    for (int64_t j = 0; j < n; j++) c[j] = c[j] < 0 ? 0 : c[j];
+  else if (e->act == FT_ACT_CLIP) {
+    float lo = e->lo, hi = e->hi;
+    for (int64_t j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
+  } else if (e->act == FT_ACT_SIGMOID)
+    for (int64_t j = 0; j < n; j++) c[j] = ft_sigmoidf(c[j]);
+  else if (e->act == FT_ACT_SILU)
+    for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+  else if (e->act >= FT_ACT_TANH && e->act <= FT_ACT_GELU_TANH)
+    ft_gemm_act_row(c, (int)n, e->act);
+  if (res && e->res_after) for (int64_t j = 0; j < n; j++) c[j] += res[j];
+}
+
 /* One row of a tile into C: n is NR (a constant after inlining: vector code) or the edge. */
 static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
                                                               const float *restrict t,
                                                               const float *restrict bias,
                                                               int64_t bcs, int n,
                                                               const ft_gemm_epi *e, int first,
-                                                              int last) {
+                                                              int last, const float *res) {
   float alpha = e->alpha;
   if (!first) for (int j = 0; j < n; j++) c[j] += alpha * t[j];
   else if (!bias) for (int j = 0; j < n; j++) c[j] = alpha * t[j];
@@ -268,12 +315,7 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
     float beta = e->beta;
     for (int j = 0; j < n; j++) c[j] = alpha * t[j] + beta * bias[j * bcs];
   }
-  if (last && e->act == FT_ACT_RELU)
-    for (int j = 0; j < n; j++) c[j] = c[j] > 0 ? c[j] : 0;
-  else if (last && e->act == FT_ACT_CLIP) {
-    float lo = e->lo, hi = e->hi;
-    for (int j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
-  }
+  if (last) ft_gemm_finish(c, res, n, e);
 }
 
 static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,
@@ -287,8 +329,9 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
         int run = g->c_wrap - q < nr - j ? (int)(g->c_wrap - q) : nr - j;
         if (q < g->c_keep) {
           int len = g->c_keep - q < run ? (int)(g->c_keep - q) : run;
-          float *c = g->c + (m0 + i) * g->ldc + r * g->c_keep + q;
-          ft_gemm_row(c, t + i * FT_GEMM_NR + j, bias ? bias + n * e->bias_cs : NULL, e->bias_cs, len, e, first, last);
+          int64_t at = (m0 + i) * g->ldc + r * g->c_keep + q;
+          ft_gemm_row(g->c + at, t + i * FT_GEMM_NR + j, bias ? bias + n * e->bias_cs : NULL, e->bias_cs, len, e, first, last,
+                      e->res ? e->res + at : NULL);
         }
         j += run;
       }
@@ -296,10 +339,12 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
     return;
   }
   for (int i = 0; i < mr; i++) {
-    float *c = g->c + (m0 + i) * g->ldc + n0;
+    int64_t at = (m0 + i) * g->ldc + n0;
+    float *c = g->c + at;
     const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs + n0 * e->bias_cs : NULL;
-    if (nr == FT_GEMM_NR) ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, FT_GEMM_NR, e, first, last);
-    else ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, nr, e, first, last);
+    const float *res = e->res ? e->res + at : NULL;
+    if (nr == FT_GEMM_NR) ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, FT_GEMM_NR, e, first, last, res);
+    else ft_gemm_row(c, t + i * FT_GEMM_NR, bias, e->bias_cs, nr, e, first, last, res);
   }
 }
 

@@ -1,0 +1,62 @@
+/* ftax.FusedConv: a Conv whose epilogue also adds a residual and applies an activation while
+ * the output tile is still in cache (written by compiler/fuse_conv_epilogue.c).
+ *
+ *   inputs      X, W, B (optional), R (optional: the residual, shaped like the output)
+ *   attributes  every Conv attribute, plus
+ *     activation  "" (none), "Relu", "Clip", "Sigmoid" or "Silu" (x * sigmoid(x))
+ *     clip_min, clip_max  the Clip bounds
+ *     residual    0 none, 1 R is added before the activation, 2 after it
+ *
+ * Shapes, geometry and kernel choice are Conv's own (compiler/ops/conv.c, through the op
+ * table), so the fused op cannot drift from the plain one. Kernel: templates/c/conv.h. */
+#include <string.h>
+
+#include "conv.h"
+#include "op.h"
+
+static const ft_opdesc *plain_conv(void) { return ft_op_find("", "Conv"); }
+
+static int act_code(ft_opctx *c, int *act) {
+  const char *a = ft_attr_str(c->node, "activation", "");
+  if (!*a) *act = FT_ACT_NONE;
+  else if (!strcmp(a, "Relu")) *act = FT_ACT_RELU;
+  else if (!strcmp(a, "Clip")) *act = FT_ACT_CLIP;
+  else if (!strcmp(a, "Sigmoid")) *act = FT_ACT_SIGMOID;
+  else if (!strcmp(a, "Silu")) *act = FT_ACT_SILU;
+  else return ft_infer_fail(c, FT_EINVALID, "activation '%s' is not one of Relu, Clip, Sigmoid, Silu", a);
+  return 0;
+}
+
+static int fused_conv_infer(ft_opctx *c) {
+  int act = 0, rc = act_code(c, &act);
+  if (rc) return rc;
+  if (c->n_in > 4) return ft_infer_fail(c, FT_EINVALID, "takes at most 4 inputs (X, W, B, R), got %d", c->n_in);
+  rc = plain_conv()->infer(c);
+  if (rc) return rc;
+  int64_t res = ft_attr_int(c->node, "residual", 0);
+  if (res < 0 || res > 2) return ft_infer_fail(c, FT_EINVALID, "residual must be 0, 1 or 2, got %lld", (long long)res);
+  const ft_tensor *r = c->n_in > 3 ? c->in[3] : NULL, *y = c->out[0];
+  if (!res != !r) return ft_infer_fail(c, FT_EINVALID, "residual=%lld but input R is %s", (long long)res, r ? "given" : "missing");
+  if (r) {
+    int same = r->dtype == FT_FLOAT && r->rank == y->rank;
+    for (int d = 0; same && d < y->rank; d++) same = r->dims[d] == y->dims[d];
+    if (!same) return ft_infer_fail(c, FT_EINVALID, "the residual R must be float32 and shaped exactly like the output");
+  }
+  return 0;
+}
+
+static int fused_conv_plan(ft_opctx *c, ft_kcall *k) {
+  int act = 0, rc = act_code(c, &act);
+  if (rc) return rc;
+  rc = plain_conv()->plan(c, k);
+  if (rc) return rc;
+  k->p[FT_CV_ACT] = act;
+  k->p[FT_CV_RES] = ft_attr_int(c->node, "residual", 0);
+  k->f[2] = ft_attr_float(c->node, "clip_min", 0);
+  k->f[3] = ft_attr_float(c->node, "clip_max", 0);
+  return 0;
+}
+
+const ft_opdesc ft_ops_fused_conv[] = {
+    {"FusedConv", "ftax", fused_conv_infer, fused_conv_plan, "conv", 0},
+    {0}};
