@@ -1,0 +1,21 @@
+/* Helpers shared by the C and CUDA emitters (compiler/emit_util.c). */
+#ifndef FTAX_EMIT_UTIL_H
+#define FTAX_EMIT_UTIL_H
+
+#include <stdio.h>
+
+#include "passes.h"
+
+/* The templates already written into one program. */
+typedef struct ft_pasted { const char *names[128]; int n; } ft_pasted;
+
+/* Write template FILE (templates/c or templates/cuda), its #include "x" dependencies first. */
+int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e);
+/* The same by base name and extension ("gemm", "h"). */
+int ft_emit_paste_name(FILE *f, const char *base, const char *ext, ft_pasted *done, ft_err *e);
+void ft_emit_c_string(FILE *f, const char *s);  /* a C string literal */
+void ft_emit_comment(FILE *f, const char *s);   /* text safe inside a comment */
+/* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
+void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n);
+
+#endif
