@@ -267,6 +267,8 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       if (++hr == s) { hr = 0; hq++; }
     }
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
+    /* without a residual, Relu and Clip apply to the accumulators as they are stored */
+    const ft_gemm_epi *ea = !res && (e->act == FT_ACT_RELU || e->act == FT_ACT_CLIP) ? e : NULL;
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
       ft_v16f a[8];
@@ -278,6 +280,9 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
       }
+      if (ea)
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++) ft_gemm_act16(&a[v], ea);
 #pragma GCC unroll 8
       for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
     }
@@ -287,18 +292,24 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
         a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
         a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
       }
+      if (ea) {
+        ft_gemm_act16(&a0, ea);
+        ft_gemm_act16(&a1, ea);
+      }
       *(ft_v16u *)(ext + n) = a0;
       *(ft_v16u *)(ext + n + 16) = a1;
     }
     for (; n < next; n += 16) {
       ft_v16f a0 = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+      if (ea) ft_gemm_act16(&a0, ea);
       *(ft_v16u *)(ext + n) = a0;
     }
     /* out of the band, through the epilogue */
     float *yb = y + oh0 * OW;
     const float *rb = res ? res + oh0 * OW : NULL;
-    if (!e->act && !res)
+    if (!res && e->act && !ea) ft_gemm_act(ext, (next + 15) / 16 * 16, e); /* Sigmoid, SiLU: whole vectors */
+    if (!res)
       for (int64_t r = 0; r < R; r++) ft_copy_floats(yb + r * OW, ext + r * Wq, OW);
     else
       for (int64_t r = 0; r < R; r++) ft_gemm_finish_to(yb + r * OW, ext + r * Wq, rb ? rb + r * OW : NULL, OW, e);
