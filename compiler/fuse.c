@@ -7,8 +7,23 @@
 #include <string.h>
 
 /* Patterns, in order. Each lives in its own file, compiler/fuse_<name>.c. */
-int ft_fuse_conv_bn(ft_fuse_ctx *c), ft_fuse_conv_epilogue(ft_fuse_ctx *c), ft_fuse_elementwise(ft_fuse_ctx *c);
+int ft_fuse_attention(ft_fuse_ctx *c);
+int ft_fuse_embed_layernorm(ft_fuse_ctx *c);
+int ft_fuse_layernorm(ft_fuse_ctx *c);
+int ft_fuse_skip_layernorm(ft_fuse_ctx *c);
+int ft_fuse_gelu(ft_fuse_ctx *c);
+int ft_fuse_gemm_epilogue(ft_fuse_ctx *c);
+int ft_fuse_conv_bn(ft_fuse_ctx *c);
+int ft_fuse_conv_epilogue(ft_fuse_ctx *c);
+int ft_fuse_elementwise(ft_fuse_ctx *c);
+
 static const ft_fuse_pass passes[] = {
+    {"attention", ft_fuse_attention},
+    {"embed_layernorm", ft_fuse_embed_layernorm},
+    {"layernorm", ft_fuse_layernorm},
+    {"skip_layernorm", ft_fuse_skip_layernorm},
+    {"gelu", ft_fuse_gelu},
+    {"gemm_epilogue", ft_fuse_gemm_epilogue},
     {"conv_bn", ft_fuse_conv_bn},
     {"conv_epilogue", ft_fuse_conv_epilogue},
     {"elementwise", ft_fuse_elementwise}, /* last: it takes whatever elementwise chains are left */

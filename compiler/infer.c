@@ -59,7 +59,7 @@ int ft_infer(ft_graph *g, int fold, ft_err *e) {
     if (rc) {
       if (!strstr(e->msg, g->path)) {
         char tmp[sizeof e->msg];
-        snprintf(tmp, sizeof tmp, "%s: %s", g->path, e->msg);
+        snprintf(tmp, sizeof tmp, "%.500s: %.1500s", g->path, e->msg);
         memcpy(e->msg, tmp, sizeof tmp);
       }
       return rc;

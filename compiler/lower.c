@@ -7,7 +7,9 @@
 #include "copy.h"
 #include "passes.h"
 
-int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e) {
+int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e) { return ft_lower_ex(g, lw, 1, e); }
+
+int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
   memset(lw, 0, sizeof *lw);
   lw->order = malloc(sizeof(int) * (g->n_nodes + 1));
   lw->calls = calloc((size_t)g->n_nodes + 1, sizeof(ft_kcall));
@@ -34,7 +36,7 @@ int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e) {
     int rc = n->op->plan(&c, k);
     if (rc) return rc;
     int pi = k->prepack.input;
-    if (pi >= 0 && n->in[pi] >= 0 && g->vals[n->in[pi]].t.data) {
+    if (prepack && pi >= 0 && n->in[pi] >= 0 && g->vals[n->in[pi]].t.data) {
       /* pack at compile time, with the kernel's own packing routine */
       const ft_value *src = &g->vals[n->in[pi]];
       size_t nb = k->prepack.pack(k->p, src->t.data, NULL);

@@ -16,7 +16,9 @@
 #include "version.h"
 
 typedef struct options {
-  const char *model, *out, *name, *cc, *cflags;
+  const char *model, *out, *name, *cc, *cflags, *nvcc;
+  int cuda;            /* --target cuda */
+  ft_cuda_opts cu;
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
   ft_fuse_opts fuse;
@@ -28,7 +30,9 @@ static void usage(FILE *f) {
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
           "             [--name IDENT] [--dump]\n"
-          "Writes OUT.c, OUT.h and OUT.weights (default OUT: generated/<model name>) and builds OUT.\n"
+          "             [--target c|cuda] [--precision fp32|tf32|fp16] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
+          "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
+          "and builds OUT.\n"
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
@@ -40,11 +44,20 @@ static void usage(FILE *f) {
           "  --cflags FLAGS     compiler flags (default: -O3 -march=native -fopenmp)\n"
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
+          "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
+          "  --precision P      cuda: fp32 (default, no TF32), tf32 (TF32 tensor cores in GEMMs and\n"
+          "                     convolutions), fp16 (float16 storage, fp32 accumulation)\n"
+          "  --cuda-graph       cuda: capture the whole run once at init and replay it\n"
+          "  --arch SM          cuda: nvcc -arch (default sm_90: H100/H200; compute_90 embeds PTX only)\n"
+          "  --nvcc NVCC        cuda: the compiler (default: $NVCC, nvcc, /usr/local/cuda/bin/nvcc);\n"
+          "                     --cflags replaces -O3, $FTAX_NVCC_FLAGS is appended (-I, -L for cuDNN)\n"
           "exit codes: 0 ok, 1 usage, 2 invalid model or input, 3 unsupported model, 4 I/O or C compiler failure\n");
 }
 
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
+  o->cu.arch = "sm_90";
+  const char *cuda_only = NULL;
   size_t m = 0;
   for (int i = 0; i < argc && m < sizeof o->cmdline - 1; i++)
     m += snprintf(o->cmdline + m, sizeof o->cmdline - m, "%s%s", i ? " " : "", argv[i]);
@@ -68,12 +81,27 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--embed-weights")) o->embed_weights = 1;
     else if (!strcmp(a, "--no-fold")) o->no_fold = 1;
     else if (!strcmp(a, "--dump")) o->dump = 1;
+    else if (!strcmp(a, "--target")) {
+      NEEDV();
+      if (!strcmp(v, "cuda")) o->cuda = 1;
+      else if (strcmp(v, "c")) { fprintf(stderr, "ftaxc: --target %s: expected c or cuda\n", v); return 1; }
+    } else if (!strcmp(a, "--precision")) {
+      NEEDV();
+      if (!strcmp(v, "fp32")) o->cu.precision = FT_PREC_FP32;
+      else if (!strcmp(v, "tf32")) o->cu.precision = FT_PREC_TF32;
+      else if (!strcmp(v, "fp16")) o->cu.precision = FT_PREC_FP16;
+      else { fprintf(stderr, "ftaxc: --precision %s: expected fp32, tf32 or fp16\n", v); return 1; }
+      cuda_only = a;
+    } else if (!strcmp(a, "--cuda-graph")) { o->cu.graph = 1; cuda_only = a; }
+    else if (!strcmp(a, "--arch")) { NEEDV(); o->cu.arch = v; cuda_only = a; }
+    else if (!strcmp(a, "--nvcc")) { NEEDV(); o->nvcc = v; cuda_only = a; }
     else if (a[0] == '-') { fprintf(stderr, "ftaxc: unknown option '%s'\n", a); return 1; }
     else if (!o->model) o->model = a;
     else { fprintf(stderr, "ftaxc: more than one model given ('%s' and '%s')\n", o->model, a); return 1; }
 #undef NEEDV
   }
   if (!o->model) { usage(stderr); return 1; }
+  if (cuda_only && !o->cuda) { fprintf(stderr, "ftaxc: %s needs --target cuda\n", cuda_only); return 1; }
   return 0;
 }
 
@@ -116,6 +144,47 @@ static int run_cc(const options *o, const char *src, const char *bin, ft_err *e)
   return 0;
 }
 
+/* nvcc for --target cuda: the libraries the twins call, $FTAX_NVCC_FLAGS last. */
+static int run_nvcc(const options *o, const char *src, const char *bin, ft_err *e) {
+  const char *nvcc = o->nvcc ? o->nvcc : getenv("NVCC");
+  if (!nvcc) { /* nvcc on PATH, else the toolkit's usual place */
+    nvcc = "/usr/local/cuda/bin/nvcc";
+    char path[4096], cand[4200];
+    snprintf(path, sizeof path, "%s", getenv("PATH") ? getenv("PATH") : "");
+    for (char *d = strtok(path, ":"); d; d = strtok(NULL, ":")) {
+      snprintf(cand, sizeof cand, "%s/nvcc", d);
+      if (access(cand, X_OK) == 0) { nvcc = "nvcc"; break; }
+    }
+  }
+  char flags[2048], extra[2048], arch[128];
+  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : "-O3");
+  snprintf(extra, sizeof extra, "%s", getenv("FTAX_NVCC_FLAGS") ? getenv("FTAX_NVCC_FLAGS") : "");
+  snprintf(arch, sizeof arch, "-arch=%s", o->cu.arch);
+  char *argv[256];
+  int n = 0;
+  argv[n++] = (char *)nvcc;
+  for (char *t = strtok(flags, " \t"); t && n < 200; t = strtok(NULL, " \t")) argv[n++] = t;
+  argv[n++] = "-std=c++17";
+  argv[n++] = arch;
+  argv[n++] = "-o";
+  argv[n++] = (char *)bin;
+  argv[n++] = (char *)src;
+  if (o->cu.uses_blaslt) argv[n++] = "-lcublasLt";
+  if (o->cu.uses_dnn) argv[n++] = "-lcudnn";
+  for (char *t = strtok(extra, " \t"); t && n < 250; t = strtok(NULL, " \t")) argv[n++] = t;
+  argv[n] = NULL;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(nvcc, argv);
+    fprintf(stderr, "ftaxc: cannot run the CUDA compiler '%s' (install the CUDA toolkit, or use --nvcc / --emit-only)\n", nvcc);
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+    return ft_fail(e, FT_EIO, "the CUDA compiler '%s' failed on %s; the sources were kept (use --nvcc/--cflags/--arch, or --emit-only)", nvcc, src);
+  return 0;
+}
+
 /* mkdir -p of OUT's folder. */
 static void make_parent_dirs(const char *path) {
   char buf[4096];
@@ -138,7 +207,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   }
   if (o->name) snprintf(name, sizeof name, "%s", o->name); else ident_from(out, name, sizeof name);
   make_parent_dirs(out);
-  snprintf(cpath, sizeof cpath, "%s.c", out);
+  snprintf(cpath, sizeof cpath, o->cuda ? "%s.cu" : "%s.c", out);
   snprintf(hpath, sizeof hpath, "%s.h", out);
   snprintf(wpath, sizeof wpath, "%s.weights", out);
   snprintf(ctmp, sizeof ctmp, "%s.tmp", cpath);
@@ -157,7 +226,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = fopen(wtmp, "wb");
   int rc = 0;
   if (!fc || !fh || !fw) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
-  if (!rc) rc = ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
+  if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
   if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
   if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
@@ -166,7 +235,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   if (o->emit_only) return 0;
   char btmp[4300];
   snprintf(btmp, sizeof btmp, "%s.tmp", out);
-  rc = run_cc(o, cpath, btmp, e);
+  rc = o->cuda ? run_nvcc(o, cpath, btmp, e) : run_cc(o, cpath, btmp, e);
   if (!rc && rename(btmp, out)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", out);
   if (rc) remove(btmp);
   return rc;
@@ -176,7 +245,7 @@ static void report(const options *o, const char *stage, const ft_graph *g) {
   if (o->report) fprintf(stderr, "  %-12s %5d nodes\n", stage, ft_graph_count_live(g));
 }
 
-static int compile(const options *o, ft_err *e) {
+static int compile(options *o, ft_err *e) {
   ft_graph *g = NULL;
   ft_lowered lw = {0};
   ft_memplan mp = {0};
@@ -194,7 +263,8 @@ static int compile(const options *o, ft_err *e) {
     if (!rc) rc = ft_simplify(g, e);
     report(o, "fused", g);
   }
-  if (!rc) rc = ft_lower(g, &lw, e);
+  if (!rc) rc = o->cuda ? ft_lower_ex(g, &lw, 0, e) : ft_lower(g, &lw, e);
+  if (!rc && o->cuda) rc = ft_cuda_prepare(g, &lw, &o->cu, e);
   if (!rc) rc = ft_plan_memory(g, &lw, &mp, e);
   if (!rc && o->report) {
     int kernels = 0;

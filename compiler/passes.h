@@ -38,6 +38,8 @@ typedef struct ft_lowered {
   ft_kcall *calls;   /* calls[i] for order[i]; kernel NULL for alias nodes */
 } ft_lowered;
 int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e);
+/* The same; prepack 0 leaves constants in their ONNX layout (backends whose kernels read that). */
+int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e);
 void ft_lowered_free(ft_lowered *lw);
 
 /* Memory plan: where every value lives. */
@@ -66,5 +68,19 @@ typedef struct ft_emit_opts {
 } ft_emit_opts;
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
+
+/* The CUDA program (compiler/emit_cuda.c). ft_cuda_prepare runs after lowering (without
+ * prepacking) and before the memory plan: it checks every kernel has a CUDA twin and, for
+ * fp16, stores float32 tensors as float16. */
+enum { FT_PREC_FP32 = 0, FT_PREC_TF32 = 1, FT_PREC_FP16 = 2 };
+typedef struct ft_cuda_opts {
+  int precision;      /* FT_PREC_* */
+  int graph;          /* capture the run as a CUDA graph at init */
+  const char *arch;   /* sm_90, compute_90 ... */
+  int uses_blaslt, uses_dnn; /* set by ft_cuda_prepare: libraries to link */
+} ft_cuda_opts;
+int ft_cuda_prepare(ft_graph *g, ft_lowered *lw, ft_cuda_opts *o, ft_err *e);
+int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *eo,
+                 const ft_cuda_opts *o, FILE *cu_out, FILE *h_out, FILE *w_out, ft_err *e);
 
 #endif

@@ -362,7 +362,7 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
     if (!rc) { v->kind = FT_V_CONST; v->shape_known = 1; }
     else if (e->code && !strstr(e->msg, path)) {
       char tmp[sizeof e->msg];
-      snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
+      snprintf(tmp, sizeof tmp, "%.500s: %.1500s", path, e->msg);
       memcpy(e->msg, tmp, sizeof tmp);
     }
   }

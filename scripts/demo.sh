@@ -24,7 +24,7 @@ echo "== the tax: $iters runs each, 1 thread"
 $out --bench --warmup 200 --iters "$iters" --json > generated/demo_compiled.json
 if [ -x build/ftax-eager ]; then
   build/ftax-eager $model --dim batch=1 --dim seq=8 --bench --warmup 200 --iters "$iters" --json > generated/demo_eager.json
-  build/ftax-eager $model --dim batch=1 --dim seq=8 --profile --iters 200 | tail -n 25
+  build/ftax-eager $model --dim batch=1 --dim seq=8 --profile --bench --warmup 50 --iters 200 | tail -n 22
 fi
 med() { sed 's/.*"median_ms": \([0-9.]*\).*/\1/' "$1"; }
 c=$(med generated/demo_compiled.json)

@@ -40,6 +40,19 @@ int ft_infer_fail(ft_opctx *c, int code, const char *fmt, ...) {
   return ft_fail(c->err, code, "%s: %s", c->where ? c->where : c->node->op_type, buf);
 }
 
+/* The first graph input (in node order) that value v is computed from, or -1. */
+static int input_ancestor(const ft_graph *g, int v, int depth) {
+  if (v < 0 || g->vals[v].t.data || depth > 64) return -1;
+  if (g->vals[v].kind == FT_V_INPUT) return v;
+  int p = g->vals[v].producer;
+  if (p < 0) return -1;
+  for (int i = 0; i < g->nodes[p].n_in; i++) {
+    int a = input_ancestor(g, g->nodes[p].in[i], depth + 1);
+    if (a >= 0) return a;
+  }
+  return -1;
+}
+
 int ft_need_const(ft_opctx *c, int input, const char *what) {
   if (input >= c->n_in || !c->in[input])
     return ft_infer_fail(c, FT_EINVALID, "input %d (%s) is missing", input, what);
@@ -53,6 +66,16 @@ int ft_need_const(ft_opctx *c, int input, const char *what) {
                          "input %d (%s) is graph input #%d '%s', but ftax needs it constant to know the "
                          "output shape; compile with --bind %s=FILE.pb to fix its value",
                          input, what, k, g->vals[v].name, g->vals[v].name);
+  }
+  int a = g && v >= 0 ? input_ancestor(g, v, 0) : -1;
+  if (a >= 0) { /* say which input to bind (or whose dims to pin) to make it fold */
+    int k = 0;
+    while (k < g->n_inputs && g->inputs[k] != a) k++;
+    return ft_infer_fail(c, FT_EUNSUPPORTED,
+                         "input %d (%s) is computed at run time from '%s', which is graph input #%d '%s', but "
+                         "ftax needs it constant to know the output shape; pin its symbolic dimensions with --dim, "
+                         "or compile with --bind %s=FILE.pb to fix its value",
+                         input, what, g->vals[a].name, k, g->vals[a].name, g->vals[a].name);
   }
   return ft_infer_fail(c, FT_EUNSUPPORTED,
                        "input %d (%s) is computed at run time, but ftax needs it constant to "

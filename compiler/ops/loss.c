@@ -33,16 +33,19 @@ static int reduction(ft_opctx *c, int *r) {
 }
 
 static int loss_infer(ft_opctx *c) {
-  if (c->n_in < 2 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs an input and a target");
+  if (c->n_in < 2 || !c->in[0] || !c->in[1])
+    return ft_infer_fail(c, FT_EINVALID, "needs an input and a target");
   const ft_tensor *x = c->in[0], *t = c->in[1];
   if (!find_kernel(c)) return c->err->code;
   if (x->rank < 2 || t->rank != x->rank - 1 || t->dims[0] != x->dims[0])
     return ft_infer_fail(c, FT_EINVALID, "the target must be [N, d1, ...] for an input [N, C, d1, ...]");
   for (int d = 2; d < x->rank; d++)
-    if (t->dims[d - 1] != x->dims[d]) return ft_infer_fail(c, FT_EINVALID, "target dim %d is %lld, input dim %d is %lld", d - 1,
-                                                           (long long)t->dims[d - 1], d, (long long)x->dims[d]);
+    if (t->dims[d - 1] != x->dims[d])
+      return ft_infer_fail(c, FT_EINVALID, "target dim %d is %lld, input dim %d is %lld", d - 1,
+                           (long long)t->dims[d - 1], d, (long long)x->dims[d]);
   if (c->n_in > 2 && c->in[2] && (c->in[2]->dtype != x->dtype || ft_numel(c->in[2]) != x->dims[1]))
-    return ft_infer_fail(c, FT_EINVALID, "the weight must be %lld values of %s", (long long)x->dims[1], ft_dtype_name(x->dtype));
+    return ft_infer_fail(c, FT_EINVALID, "the weight must be %lld values of %s", (long long)x->dims[1],
+                         ft_dtype_name(x->dtype));
   int r = 0;
   int rc = reduction(c, &r);
   if (rc) return rc;

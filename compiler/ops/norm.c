@@ -1,5 +1,5 @@
 /* Normalizations: LayerNormalization, BatchNormalization (inference), InstanceNormalization,
- * LpNormalization, MeanVarianceNormalization. Kernels: templates/c/norm.h. */
+ * LpNormalization, MeanVarianceNormalization, LRN. Kernels: templates/c/norm.h. */
 #include <string.h>
 
 #include "norm.h"
@@ -15,6 +15,7 @@ static const kentry batchnorm_k[] = KF(batchnorm);
 static const kentry instnorm_k[] = KF(instnorm);
 static const kentry lpnorm_k[] = KF(lpnorm);
 static const kentry mvn_k[] = KF(mvn);
+static const kentry lrn_k[] = KF(lrn);
 
 static const kentry *find_kernel(ft_opctx *c, const kentry *e) {
   for (; e->name; e++)
@@ -24,7 +25,8 @@ static const kentry *find_kernel(ft_opctx *c, const kentry *e) {
 }
 
 static int check_inputs(ft_opctx *c, int required, int max) {
-  if (c->n_in < required || c->n_in > max) return ft_infer_fail(c, FT_EINVALID, "has %d inputs, expected %d to %d", c->n_in, required, max);
+  if (c->n_in < required || c->n_in > max)
+    return ft_infer_fail(c, FT_EINVALID, "has %d inputs, expected %d to %d", c->n_in, required, max);
   for (int i = 0; i < c->n_in; i++) {
     if (!c->in[i]) {
       if (i < required) return ft_infer_fail(c, FT_EINVALID, "input %d is missing", i);
@@ -126,12 +128,14 @@ static int batchnorm_infer(ft_opctx *c) {
   int rc = check_inputs(c, 5, 5);
   if (rc) return rc;
   if (ft_attr_int(c->node, "training_mode", 0))
-    return ft_infer_fail(c, FT_EUNSUPPORTED, "training_mode=1 is not supported: ftax compiles inference; export the model in eval mode");
+    return ft_infer_fail(c, FT_EUNSUPPORTED,
+                         "training_mode=1 is not supported: ftax compiles inference; export the model in eval mode");
   /* before opset 7, is_test=0 meant training, but exporters leave it at 0 for inference too:
    * only asking for the running statistics outputs gives training away */
   for (int o = 1; o < c->n_out; o++)
     if (c->out[o])
-      return ft_infer_fail(c, FT_EUNSUPPORTED, "output %d (training statistics) is not supported: ftax compiles inference", o);
+      return ft_infer_fail(c, FT_EUNSUPPORTED,
+                           "output %d (training statistics) is not supported: ftax compiles inference", o);
   if (c->opset < 9 && ft_attr_int(c->node, "spatial", 1) == 0)
     return ft_infer_fail(c, FT_EUNSUPPORTED, "spatial=0 is not supported");
   if (!find_kernel(c, batchnorm_k)) return c->err->code;
@@ -170,7 +174,8 @@ static int lpnorm_infer(ft_opctx *c) {
   if (rc) return rc;
   if (!find_kernel(c, lpnorm_k)) return c->err->code;
   int64_t order = ft_attr_int(c->node, "p", 2);
-  if (order != 1 && order != 2) return ft_infer_fail(c, FT_EINVALID, "p=%lld; it must be 1 or 2", (long long)order);
+  if (order != 1 && order != 2)
+    return ft_infer_fail(c, FT_EINVALID, "p=%lld; it must be 1 or 2", (long long)order);
   int axis;
   if ((rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", -1), c->in[0]->rank, &axis))) return rc;
   return same_as_x(c);
@@ -236,10 +241,40 @@ static int mvn_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ---- LRN: across channels of [N, C, spatial...] ---- */
+
+static int lrn_infer(ft_opctx *c) {
+  int rc = check_inputs(c, 1, 1);
+  if (rc) return rc;
+  if (!find_kernel(c, lrn_k)) return c->err->code;
+  if (c->in[0]->rank < 2)
+    return ft_infer_fail(c, FT_EINVALID, "X has rank %d; it must be [N, C, ...]", c->in[0]->rank);
+  if (ft_attr_int(c->node, "size", 0) < 1)
+    return ft_infer_fail(c, FT_EINVALID, "needs a positive size attribute");
+  return same_as_x(c);
+}
+
+static int lrn_plan(ft_opctx *c, ft_kcall *k) {
+  const kentry *e = find_kernel(c, lrn_k);
+  if (!e) return c->err->code;
+  k->kernel = e->name;
+  k->fn = e->fn;
+  ncs(c->in[0], &k->p[0], &k->p[1], &k->p[2]);
+  k->p[3] = ft_attr_int(c->node, "size", 1);
+  k->np = 4;
+  k->f[0] = ft_attr_float(c->node, "alpha", 1e-4f);
+  k->f[1] = ft_attr_float(c->node, "beta", 0.75f);
+  k->f[2] = ft_attr_float(c->node, "bias", 1.0f);
+  k->nf = 3;
+  k->scratch = (size_t)k->p[2] * ft_dtype_size(c->in[0]->dtype);
+  return 0;
+}
+
 const ft_opdesc ft_ops_norm[] = {
     {"LayerNormalization", "", layernorm_infer, layernorm_plan, "norm", FT_OP_INPLACE},
     {"BatchNormalization", "", batchnorm_infer, batchnorm_plan, "norm", FT_OP_INPLACE},
     {"InstanceNormalization", "", instnorm_infer, instnorm_plan, "norm", FT_OP_INPLACE},
     {"LpNormalization", "", lpnorm_infer, lpnorm_plan, "norm", FT_OP_INPLACE},
     {"MeanVarianceNormalization", "", mvn_infer, mvn_plan, "norm", 0},
+    {"LRN", "", lrn_infer, lrn_plan, "norm", 0},
     {0}};

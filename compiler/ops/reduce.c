@@ -1,5 +1,5 @@
 /* Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
- * ReduceLogSum, ReduceLogSumExp, ReduceSumSquare; ArgMax, ArgMin. Kernels: templates/c/reduce.h.
+ * ReduceLogSum, ReduceLogSumExp, ReduceSumSquare; ArgMax, ArgMin; CumSum. Kernels: templates/c/reduce.h.
  *
  * The axes are an attribute up to opset 12 (ReduceSum) or 17 (the others), then an optional
  * input, which must be constant here. No axes means all axes, or none with
@@ -190,6 +190,57 @@ static int arg_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* CumSum: the axis is input 1, a constant scalar. */
+static const kentry cumsum_k[] = {KF(cumsum), K(FT_INT32, ft_cumsum_i32), K(FT_INT64, ft_cumsum_i64),
+                                  K(FT_UINT32, ft_cumsum_u32), K(FT_UINT64, ft_cumsum_u64), {0, 0, 0}};
+
+static int cumsum_axis(ft_opctx *c, int *axis) {
+  if (c->n_in < 2 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs inputs x and axis");
+  int rc = ft_need_const(c, 1, "axis");
+  if (rc) return rc;
+  if (ft_numel(c->in[1]) != 1) return ft_infer_fail(c, FT_EINVALID, "axis must be one value");
+  return ft_norm_axis(c, ft_const_int(c->in[1], 0), c->in[0]->rank, axis);
+}
+
+static const kentry *cumsum_kernel(ft_opctx *c) {
+  for (const kentry *e = cumsum_k; e->name; e++)
+    if (e->dtype == c->in[0]->dtype) return e;
+  ft_infer_fail(c, FT_EUNSUPPORTED, "CumSum is not supported for %s", ft_dtype_name(c->in[0]->dtype));
+  return NULL;
+}
+
+static int cumsum_infer(ft_opctx *c) {
+  int axis;
+  int rc = cumsum_axis(c, &axis);
+  if (rc) return rc;
+  if (!cumsum_kernel(c)) return c->err->code;
+  ft_copy_shape(c->out[0], c->in[0]);
+  c->out[0]->dtype = c->in[0]->dtype;
+  return 0;
+}
+
+static int cumsum_plan(ft_opctx *c, ft_kcall *k) {
+  int axis;
+  int rc = cumsum_axis(c, &axis);
+  if (rc) return rc;
+  const kentry *e = cumsum_kernel(c);
+  if (!e) return c->err->code;
+  const ft_tensor *x = c->in[0];
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= x->dims[d];
+  for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+  k->kernel = e->name;
+  k->fn = e->fn;
+  k->p[0] = outer;
+  k->p[1] = x->rank ? x->dims[axis] : 1;
+  k->p[2] = inner;
+  k->p[3] = ft_attr_int(c->node, "exclusive", 0) != 0;
+  k->p[4] = ft_attr_int(c->node, "reverse", 0) != 0;
+  k->np = 5;
+  k->scratch = (size_t)inner * ft_dtype_size(x->dtype);
+  return 0;
+}
+
 #define RED(name) {name, "", reduce_infer, reduce_plan, "reduce", 0}
 const ft_opdesc ft_ops_reduce[] = {
     RED("ReduceSum"), RED("ReduceMean"), RED("ReduceProd"), RED("ReduceMax"), RED("ReduceMin"),
@@ -197,4 +248,5 @@ const ft_opdesc ft_ops_reduce[] = {
     RED("ReduceLogSumExp"),
     {"ArgMax", "", arg_infer, arg_plan, "reduce", 0},
     {"ArgMin", "", arg_infer, arg_plan, "reduce", 0},
+    {"CumSum", "", cumsum_infer, cumsum_plan, "reduce", FT_OP_INPLACE},
     {0}};

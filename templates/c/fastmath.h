@@ -4,7 +4,7 @@
  * (glibc's vector variants need -ffast-math), and GELU's erf or softmax's exp sit in the hot
  * loops of transformer models. These are branchless (selects only) inline functions, accurate to
  * a few float ulps (relative error below 1e-6 over the whole float range, checked against libm by
- * tests/unit/check_fastmath.c). Polynomial coefficients are least-squares fits in double on
+ * tests/unit/test_fastmath.c). Polynomial coefficients are least-squares fits in double on
  * Chebyshev nodes, weighted for relative error, then rounded to float.
  *
  * Special values follow C: exp(-inf) = 0, exp(inf) = inf, log(0) = -inf, log(<0) = NaN, and NaN

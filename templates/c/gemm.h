@@ -49,13 +49,22 @@
 typedef float ft_v16f __attribute__((vector_size(64)));
 typedef float ft_v16u __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned */
 
-enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2 };
+enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2, FT_ACT_TANH = 3, FT_ACT_GELU = 4, FT_ACT_GELU_TANH = 5 };
 enum { FT_ACT_SIGMOID = 16, FT_ACT_SILU = 17 }; /* x * sigmoid(x); conv epilogues */
 
+/* GELU of one element, erf form and tanh approximation: the formulas of unary.h's Gelu kernels,
+ * so a GELU fused into a GEMM computes what the separate op would. */
+static inline float ft_gelu_erf1(float x) { return 0.5f * x * (1 + ft_erff(x * 0.70710678118654752440f)); }
+static inline float ft_gelu_tanh1(float x) {
+  return 0.5f * x * (1 + ft_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
+
 /* What happens to a finished tile: C = alpha * acc + beta * bias[m * bias_rs + n * bias_cs]
- * (no bias term when bias is NULL), then relu or clip to [lo, hi]. With res set, a residual
- * laid out exactly like C (res + i is added to c + i) is added before the activation, or after
- * it when res_after is set (ResNet's Conv -> Add -> Relu, and Conv -> Relu -> Add). */
+ * (no bias term when bias is NULL), then an activation: relu, clip to [lo, hi], tanh, GELU,
+ * sigmoid or SiLU. It runs on each row of the tile right after the last K block, while the row
+ * is in L1: a fused activation costs no extra pass over C. With res set, a residual laid out
+ * exactly like C (res + i is added to c + i) is added before the activation, or after it when
+ * res_after is set (ResNet's Conv -> Add -> Relu, and Conv -> Relu -> Add). */
 typedef struct ft_gemm_epi {
   float alpha, beta;
   const float *bias;
@@ -258,6 +267,18 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
 
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
+/* The transcendental activations over one row of a tile. Not inlined: one vectorized loop over a
+ * run-time count rather than a copy of each unrolled into every instance of the tile store (an
+ * inlined tanh GELU measured slower). */
+static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act) {
+  if (act == FT_ACT_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
+  else if (act == FT_ACT_GELU)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
+  else if (act == FT_ACT_GELU_TANH)
+    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+}
+
 /* The activation on n values. */
 static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c, int64_t n,
                                                               const ft_gemm_epi *e) {
@@ -270,6 +291,8 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
     for (int64_t j = 0; j < n; j++) c[j] = ft_sigmoidf(c[j]);
   else if (e->act == FT_ACT_SILU)
     for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+  else if (e->act >= FT_ACT_TANH && e->act <= FT_ACT_GELU_TANH)
+    ft_gemm_act_row(c, (int)n, e->act);
 }
 
 /* The end of the epilogue on n finished outputs in place: residual (before), activation,

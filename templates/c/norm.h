@@ -1,5 +1,5 @@
 /* Normalizations: LayerNormalization, BatchNormalization (inference), InstanceNormalization,
- * LpNormalization, MeanVarianceNormalization.
+ * LpNormalization, MeanVarianceNormalization, LRN.
  *
  * Mean and variance are two passes over each row (mean first, then the mean of squared
  * deviations), which loses nothing to cancellation; the rows fold with vector accumulators
@@ -158,6 +158,35 @@
       }                                                                                          \
     }                                                                                            \
   }
+
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over a window of channels)^beta, the window
+ * being [c - (size-1)/2 rounded down, c + (size-1)/2 rounded up]. p: [N, C, S, size];
+ * f: [alpha, beta, bias]; scratch: S elements (the window's sums for one channel). Not in place:
+ * later channels read earlier channels' inputs. */
+#define FT_LRN(sfx, T, POW)                                                                      \
+  static void ft_lrn_##sfx(const int64_t *p, const double *f, const void *const *in,            \
+                           void *const *out, void *scratch) {                                    \
+    const int64_t N = p[0], C = p[1], S = p[2], size = p[3];                                     \
+    const T alpha = (T)f[0], beta = (T)f[1], bias = (T)f[2], scale = alpha / (T)size;           \
+    T *sum = (T *)scratch;                                                                       \
+    for (int64_t n = 0; n < N; n++)                                                              \
+      for (int64_t c = 0; c < C; c++) {                                                          \
+        int64_t lo = c - (size - 1) / 2, hi = c + size / 2;                                      \
+        lo = lo < 0 ? 0 : lo;                                                                    \
+        hi = hi > C - 1 ? C - 1 : hi;                                                            \
+        for (int64_t s = 0; s < S; s++) sum[s] = 0;                                              \
+        for (int64_t j = lo; j <= hi; j++) {                                                     \
+          const T *xj = (const T *)in[0] + (n * C + j) * S;                                      \
+          for (int64_t s = 0; s < S; s++) sum[s] += xj[s] * xj[s];                               \
+        }                                                                                        \
+        const T *x = (const T *)in[0] + (n * C + c) * S;                                         \
+        T *y = (T *)out[0] + (n * C + c) * S;                                                    \
+        for (int64_t s = 0; s < S; s++) y[s] = x[s] / POW(bias + scale * sum[s], beta);          \
+      }                                                                                          \
+  }
+FT_LRN(f32, float, powf)
+FT_LRN(f64, double, pow)
+#undef FT_LRN
 
 FT_NORM_FAMILY(f32, float, sqrtf)
 FT_NORM_FAMILY(f64, double, sqrt)

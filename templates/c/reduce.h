@@ -194,4 +194,29 @@ FT_ARG(i64, int64_t) FT_ARG(u8, uint8_t) FT_ARG(u16, uint16_t) FT_ARG(u32, uint3
 FT_ARG(u64, uint64_t)
 #undef FT_ARG
 
+/* CumSum: p = [outer, n, inner, exclusive, reverse]; running sums along the n axis, kept per
+ * inner position in scratch (inner elements) so that y may be x. */
+#define FT_CUMSUM(sfx, T)                                                                        \
+  static void ft_cumsum_##sfx(const int64_t *p, const double *f, const void *const *in,         \
+                              void *const *out, void *scratch) {                                 \
+    (void)f;                                                                                     \
+    const int64_t outer = p[0], n = p[1], inner = p[2], exclusive = p[3], reverse = p[4];       \
+    T *acc = (T *)scratch;                                                                       \
+    for (int64_t o = 0; o < outer; o++) {                                                        \
+      for (int64_t i = 0; i < inner; i++) acc[i] = 0;                                            \
+      for (int64_t j = 0; j < n; j++) {                                                          \
+        const int64_t k = reverse ? n - 1 - j : j;                                               \
+        const T *x = (const T *)in[0] + (o * n + k) * inner;                                     \
+        T *y = (T *)out[0] + (o * n + k) * inner;                                                \
+        if (exclusive)                                                                           \
+          for (int64_t i = 0; i < inner; i++) { const T v = x[i]; y[i] = acc[i]; acc[i] += v; }  \
+        else                                                                                     \
+          for (int64_t i = 0; i < inner; i++) { acc[i] += x[i]; y[i] = acc[i]; }                 \
+      }                                                                                          \
+    }                                                                                            \
+  }
+FT_CUMSUM(f32, float) FT_CUMSUM(f64, double) FT_CUMSUM(i32, int32_t) FT_CUMSUM(i64, int64_t)
+FT_CUMSUM(u32, uint32_t) FT_CUMSUM(u64, uint64_t)
+#undef FT_CUMSUM
+
 #endif

@@ -1,0 +1,838 @@
+/* Stage (--target cuda): write the CUDA program. It walks the same lowered calls and memory plan
+ * as the C emitter; each C kernel maps to its twin in templates/cuda (see runtime.cuh for the
+ * calling convention), pasted like the C templates are.
+ *
+ * ft_cuda_prepare runs between lowering and the memory plan: it checks that every kernel has a
+ * twin (listing every one that has not), drops the C kernels' scratch (the twins need none: the
+ * GEMM and convolution libraries get a shared workspace), and for --precision fp16 stores every
+ * float32 tensor as float16: constants are converted (saturating at +-65504, so that exports'
+ * "-3.4e38" masks stay finite), activations change type so the arena is planned for half, and
+ * the few kernels that move float data as bytes or 4-byte elements get half-sized parameters.
+ * Graph inputs and outputs keep float32 at the API; the program converts at its edges.
+ *
+ * The generated program: one device arena and the weights uploaded at init, every GEMM and
+ * convolution planned at init (descriptors, algorithms), one warm-up run at init, then with
+ * --cuda-graph the whole run captured once and replayed. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "conv.h"
+#include "elementwise.h"
+#include "fused_norm.h"
+#include "gemm.h"
+#include "passes.h"
+#include "pool.h"
+#include "templates.h"
+#include "version.h"
+
+/* ---- twins --------------------------------------------------------------------------------- */
+
+typedef struct twin {
+  char call[192];   /* the launcher, template arguments included */
+  char init[192];   /* its init hook, or "" */
+  const char *free_fn; /* frees the init hook's plan, or NULL */
+  const char *file; /* templates/cuda/<file>.cuh */
+  int lib;          /* TW_BLASLT, TW_DNN */
+} twin;
+enum { TW_BLASLT = 1, TW_DNN = 2 };
+
+static const struct { const char *sfx, *type; } type_names[] = {
+    {"f32", "float"}, {"f64", "double"}, {"f16", "__half"}, {"bf16", "__nv_bfloat16"},
+    {"i8", "int8_t"}, {"i16", "int16_t"}, {"i32", "int32_t"}, {"i64", "int64_t"},
+    {"u8", "uint8_t"}, {"u16", "uint16_t"}, {"u32", "uint32_t"}, {"u64", "uint64_t"},
+    {"bool", "uint8_t"}, {NULL, NULL}};
+
+/* the storage type of a kernel type suffix; f32 is half in fp16 programs */
+static const char *ctype(const char *sfx, int fp16) {
+  if (fp16 && !strcmp(sfx, "f32")) return "__half";
+  for (int i = 0; type_names[i].sfx; i++)
+    if (!strcmp(type_names[i].sfx, sfx)) return type_names[i].type;
+  return NULL;
+}
+static int is_float_sfx(const char *s) { return !strcmp(s, "f32") || !strcmp(s, "f64") || !strcmp(s, "f16") || !strcmp(s, "bf16"); }
+static int is_signed_sfx(const char *s) { return s[0] == 'i'; }
+
+static const char *const unary_ops[] = {
+    "relu", "leaky_relu", "elu", "selu", "celu", "thresholded_relu", "sigmoid", "hard_sigmoid",
+    "hard_swish", "softplus", "softsign", "mish", "gelu", "gelu_tanh", "swish", "shrink", "tanh",
+    "erf", "exp", "log", "sqrt", "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "isnan", "neg", "abs", "sign",
+    "bitwise_not", "not", NULL};
+static const char *const binary_ops[] = {
+    "add", "sub", "mul", "div", "max2", "min2", "pow", "mod", "fmod", "shl", "shr", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "and", "or", "xor", "prelu", NULL};
+static const char *const compare_ops[] = {"equal", "less", "greater", "less_equal", "greater_equal", NULL};
+static const char *const reduce_ops[] = {"sum", "mean", "prod", "max", "min", "l1", "l2", "sum_square", "log_sum", NULL};
+
+static int in_list(const char *const *l, const char *s) {
+  for (int i = 0; l[i]; i++) if (!strcmp(l[i], s)) return 1;
+  return 0;
+}
+
+static const char *size_type(const char *n) {
+  return !strcmp(n, "1") ? "uint8_t" : !strcmp(n, "2") ? "uint16_t" : !strcmp(n, "4") ? "uint32_t" : !strcmp(n, "8") ? "uint64_t" : NULL;
+}
+
+#define SET(t, ...) snprintf((t)->call, sizeof (t)->call, __VA_ARGS__)
+
+/* cuDNN pads both ends alike: the model's output size must be what that gives */
+static int conv_pads_symmetric(const int64_t *p) {
+  for (int i = 0; i < 3; i++) {
+    int64_t in = p[FT_CV_IN + i], k = p[FT_CV_K + i], s = p[FT_CV_S + i], d = p[FT_CV_D + i], pb = p[FT_CV_P + i];
+    int64_t span = (k - 1) * d + 1, got = (in + 2 * pb - span) / s + 1;
+    if (got != p[FT_CV_OUT + i]) return 0;
+  }
+  return 1;
+}
+
+/* the epilogue activations templates/cuda/runtime.cuh's ftc_act knows */
+static int act_known(int a) {
+  return a == FT_ACT_NONE || a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_TANH || a == FT_ACT_GELU ||
+         a == FT_ACT_GELU_TANH || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
+}
+
+/* The twin of call k, or -1 with the reason in why. */
+static int find_twin(const ft_kcall *k, int fp16, twin *t, char *why, size_t wn) {
+  memset(t, 0, sizeof *t);
+  why[0] = 0;
+  const char *name = k->kernel;
+  if (strncmp(name, "ft_", 3)) { snprintf(why, wn, "not a kernel name"); return -1; }
+  name += 3;
+  t->file = "elementwise";
+  /* kernels without a type suffix */
+  if (!strcmp(name, "copy_bytes") || !strcmp(name, "concat") || !strcmp(name, "split") || !strcmp(name, "dropout_copy")) {
+    SET(t, "ftc_%s", name);
+    t->file = "movement";
+    return 0;
+  }
+  char op[128], sfx[32], a[32];
+  const char *us = strrchr(name, '_');
+  if (!us) { snprintf(why, wn, "no twin"); return -1; }
+  snprintf(op, sizeof op, "%.*s", (int)(us - name), name);
+  snprintf(sfx, sizeof sfx, "%s", us + 1);
+  /* two-type kernels: ft_cast_<from>_<to>, ft_pow_f32_<exponent type> */
+  if (!strncmp(name, "cast_", 5) || !strncmp(name, "pow_f32_", 8)) {
+    const char *from = name + (name[0] == 'c' ? 5 : 4), *u2 = strchr(from, '_');
+    if (u2) {
+      snprintf(a, sizeof a, "%.*s", (int)(u2 - from), from);
+      const char *S = ctype(a, fp16), *D = ctype(u2 + 1, fp16);
+      if (S && D && name[0] == 'c') { SET(t, "ftc_cast<%s, %s, %d>", S, D, !strcmp(u2 + 1, "bool")); return 0; }
+      if (S && D) { SET(t, "ftc_binary<%s, %s, %s, ftc_b_powf>", S, D, S); return 0; }
+    }
+  }
+  /* element-size kernels */
+  const char *E = size_type(sfx);
+  if (E && (!strcmp(op, "copy_nd") || !strcmp(op, "where") || !strcmp(op, "fill") || !strcmp(op, "pad"))) {
+    SET(t, "ftc_%s<%s>", op, E);
+    t->file = strcmp(op, "copy_nd") && strcmp(op, "pad") ? "elementwise" : "movement";
+    return 0;
+  }
+  const char *T = ctype(sfx, fp16);
+  if (!T) { snprintf(why, wn, "no twin"); return -1; }
+  if (!strcmp(op, "gather") && (!strcmp(sfx, "i32") || !strcmp(sfx, "i64"))) { SET(t, "ftc_gather<%s>", T); t->file = "movement"; return 0; }
+  if (!strcmp(op, "attention") && !strcmp(sfx, "f32")) {
+    if (k->p[FT_AT_DK] > 256 || k->p[FT_AT_DV] > 256) { snprintf(why, wn, "heads of more than 256 dims"); return -1; }
+    SET(t, "ftc_attention<%s>", T);
+    t->file = "attention";
+    return 0;
+  }
+  if ((!strcmp(op, "skip_layernorm") || !strcmp(op, "fused_layernorm") || !strcmp(op, "embed_layernorm")) && !strcmp(sfx, "f32")) {
+    if (op[0] == 'e' && k->p[2] > 4) { snprintf(why, wn, "more than 4 embedding tables"); return -1; }
+    SET(t, "ftc_%s<%s>", op, T);
+    t->file = "fused_norm";
+    return 0;
+  }
+  if (!strcmp(op, "elementwise") && !strcmp(sfx, "f32")) { SET(t, "ftc_elementwise<%s>", T); return 0; }
+  if (!strcmp(op, "matmul")) {
+    t->file = "gemm";
+    if (k->p[FT_MM_PACKED]) { snprintf(why, wn, "weights were pre-packed for the CPU"); return -1; }
+    if (!strcmp(sfx, "f32") || !strcmp(sfx, "f16")) {
+      if (!act_known((int)k->p[FT_MM_ACT])) { snprintf(why, wn, "activation %d", (int)k->p[FT_MM_ACT]); return -1; }
+      SET(t, "ftc_matmul_lt<%s>", T);
+      snprintf(t->init, sizeof t->init, "ftc_matmul_lt_init<%s>", T);
+      t->free_fn = "ftc_matmul_lt_free";
+      t->lib = TW_BLASLT;
+      return 0;
+    }
+    SET(t, "ftc_matmul_naive<%s>", T);
+    return 0;
+  }
+  if (!strcmp(op, "conv") && !strcmp(sfx, "f32")) {
+    t->file = "conv";
+    if (k->p[FT_CV_PACKED]) { snprintf(why, wn, "weights were pre-packed for the CPU"); return -1; }
+    if (!conv_pads_symmetric(k->p)) { snprintf(why, wn, "different pads at the two ends of a dim"); return -1; }
+    if (!act_known((int)k->p[FT_CV_ACT])) { snprintf(why, wn, "activation %d", (int)k->p[FT_CV_ACT]); return -1; }
+    SET(t, "ftc_conv<%s>", T);
+    snprintf(t->init, sizeof t->init, "ftc_conv_init<%s>", T);
+    t->free_fn = "ftc_conv_free";
+    t->lib = TW_DNN;
+    return 0;
+  }
+  if (!strcmp(op, "maxpool")) { SET(t, "ftc_maxpool<%s>", T); t->file = "pool"; return 0; }
+  if (!strcmp(op, "avgpool") || !strcmp(op, "lppool")) { SET(t, "ftc_avgpool<%s, %d>", T, op[0] == 'l'); t->file = "pool"; return 0; }
+  t->file = "reduce";
+  if (!strcmp(op, "global_avgpool")) { SET(t, "ftc_gpool<%s, FTC_GAVG>", T); return 0; }
+  if (!strcmp(op, "global_maxpool")) { SET(t, "ftc_gpool<%s, FTC_GMAX>", T); return 0; }
+  if (!strcmp(op, "global_lppool")) { SET(t, "ftc_gpool<%s, FTC_GLP>", T); return 0; }
+  if (!strcmp(op, "softmax")) { SET(t, "ftc_softmax<%s, FTC_SOFTMAX>", T); return 0; }
+  if (!strcmp(op, "log_softmax")) { SET(t, "ftc_softmax<%s, FTC_LOG_SOFTMAX>", T); return 0; }
+  if (!strcmp(op, "hardmax")) { SET(t, "ftc_softmax<%s, FTC_HARDMAX>", T); return 0; }
+  if (!strcmp(op, "layernorm") || !strcmp(op, "batchnorm") || !strcmp(op, "instnorm")) { SET(t, "ftc_%s<%s>", op, T); return 0; }
+  if (!strcmp(op, "argmax") || !strcmp(op, "argmin")) { SET(t, "ftc_arg<%s, %d>", T, op[4] == 'a'); return 0; }
+  if (!strncmp(op, "reduce_", 7)) {
+    if (!strcmp(op + 7, "log_sum_exp")) { SET(t, "ftc_reduce_lse<%s>", T); return 0; }
+    if (in_list(reduce_ops, op + 7)) { SET(t, "ftc_reduce<%s, ftc_r_%s>", T, op + 7); return 0; }
+  }
+  t->file = "elementwise";
+  if (!strcmp(op, "range")) { SET(t, "ftc_range<%s>", T); return 0; }
+  if (!strcmp(op, "isinf")) { SET(t, "ftc_isinf<%s>", T); return 0; }
+  if (!strcmp(op, "clip")) { SET(t, "ftc_clip<%s>", T); return 0; }
+  if (!strcmp(op, "sum") || !strcmp(op, "mean") || !strcmp(op, "max") || !strcmp(op, "min")) {
+    if (k->p[0] > 8) { snprintf(why, wn, "more than 8 inputs"); return -1; }
+    SET(t, "ftc_variadic<%s, ftc_v_%s, %d>", T, !strcmp(op, "mean") ? "sum" : op, !strcmp(op, "mean"));
+    return 0;
+  }
+  if (in_list(unary_ops, op)) {
+    const char *u = op;
+    if (!strcmp(op, "abs")) u = is_float_sfx(sfx) ? "abs_f" : is_signed_sfx(sfx) ? "abs_i" : "abs_u";
+    if (!strcmp(op, "sign") && !is_float_sfx(sfx) && !is_signed_sfx(sfx)) u = "sign_u";
+    SET(t, "ftc_unary<%s, %s, ftc_u_%s>", T, !strcmp(op, "isnan") ? "uint8_t" : T, u);
+    return 0;
+  }
+  if (in_list(binary_ops, op) || in_list(compare_ops, op)) {
+    const char *b = !strcmp(op, "equal") && !strcmp(sfx, "bool") ? "equal_bool" : op;
+    SET(t, "ftc_binary<%s, %s, %s, ftc_b_%s>", T, T, in_list(compare_ops, op) ? "uint8_t" : T, b);
+    return 0;
+  }
+  snprintf(why, wn, "no twin");
+  return -1;
+}
+
+/* ---- prepare: check twins, fp16 storage ---------------------------------------------------- */
+
+static uint16_t half_saturating(float x) {
+  if (isfinite(x) && x > 65504.0f) x = 65504.0f;
+  if (isfinite(x) && x < -65504.0f) x = -65504.0f;
+  return ft_float_to_half(x);
+}
+
+static int value_dtype(const ft_graph *g, int v) { return v >= 0 ? g->vals[v].t.dtype : 0; }
+
+/* Kernels that see float data only as bytes or 4-byte elements: half-sized in fp16 programs. */
+static void adapt_fp16(const ft_graph *g, const ft_node *n, ft_kcall *k) {
+  const char *name = k->kernel;
+  int in0 = n->n_in > 0 ? n->in[0] : -1, out0 = n->n_out > 0 ? n->out[0] : -1;
+  if (!strcmp(name, "ft_copy_nd_4") && value_dtype(g, in0) == FT_FLOAT) k->kernel = "ft_copy_nd_2";
+  else if (!strcmp(name, "ft_where_4") && n->n_in > 1 && value_dtype(g, n->in[1]) == FT_FLOAT) k->kernel = "ft_where_2";
+  else if (!strcmp(name, "ft_fill_4") && value_dtype(g, out0) == FT_FLOAT) {
+    float v;
+    memcpy(&v, &k->p[1], 4);
+    k->p[1] = half_saturating(v);
+    k->kernel = "ft_fill_2";
+  } else if (!strcmp(name, "ft_pad_4") && value_dtype(g, in0) == FT_FLOAT) {
+    int r = (int)k->p[0];
+    float v;
+    memcpy(&v, &k->p[2 + 3 * r], 4);
+    k->p[2 + 3 * r] = half_saturating(v);
+    k->kernel = "ft_pad_2";
+  } else if (!strcmp(name, "ft_copy_bytes") && value_dtype(g, in0) == FT_FLOAT) k->p[0] /= 2;
+  else if (!strcmp(name, "ft_concat") && value_dtype(g, out0) == FT_FLOAT) {
+    for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
+  } else if (!strcmp(name, "ft_split") && value_dtype(g, in0) == FT_FLOAT) {
+    for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
+  } else if (!strncmp(name, "ft_gather_i", 11) && value_dtype(g, in0) == FT_FLOAT) k->p[3] /= 2;
+  else if (!strcmp(name, "ft_dropout_copy")) {
+    if (value_dtype(g, in0) == FT_FLOAT) k->p[0] /= 2;
+    if (n->n_out > 1 && value_dtype(g, n->out[1]) == FT_FLOAT) { k->p[2] = 2; k->p[3] = 0x3c00; }
+  }
+}
+
+int ft_cuda_prepare(ft_graph *g, ft_lowered *lw, ft_cuda_opts *o, ft_err *e) {
+  int fp16 = o->precision == FT_PREC_FP16;
+  o->uses_blaslt = o->uses_dnn = 0;
+  /* every tensor must fit the twins' 32-bit indexing */
+  for (int v = 0; v < g->n_vals; v++)
+    if (g->vals[v].shape_known && ft_numel(&g->vals[v].t) >= ((int64_t)1 << 31))
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: tensor '%s' has 2^31 elements or more, which the CUDA kernels do not index", g->path, g->vals[v].name);
+  if (fp16)
+    for (int s = 0; s < lw->n; s++)
+      if (lw->calls[s].kernel) adapt_fp16(g, &g->nodes[lw->order[s]], &lw->calls[s]);
+  /* every kernel needs a twin: list each missing one once, with its count and a node using it */
+  struct miss { const char *kernel; char why[128]; int count, node; } miss[64];
+  int n_miss = 0, total = 0;
+  for (int s = 0; s < lw->n; s++) {
+    ft_kcall *k = &lw->calls[s];
+    if (!k->kernel) continue;
+    twin t;
+    char why[128];
+    k->scratch = 0; /* the twins need no scratch in the arena */
+    if (!find_twin(k, fp16, &t, why, sizeof why)) {
+      if (t.lib & TW_BLASLT) o->uses_blaslt = 1;
+      if (t.lib & TW_DNN) o->uses_dnn = 1;
+      continue;
+    }
+    total++;
+    int j = 0;
+    while (j < n_miss && (strcmp(miss[j].kernel, k->kernel) || strcmp(miss[j].why, why))) j++;
+    if (j == n_miss && n_miss < 64) {
+      miss[n_miss].kernel = k->kernel;
+      snprintf(miss[n_miss].why, sizeof miss[n_miss].why, "%s", why);
+      miss[n_miss].count = 0;
+      miss[n_miss].node = lw->order[s];
+      n_miss++;
+    }
+    if (j < 64) miss[j].count++;
+  }
+  if (n_miss) {
+    char list[1800] = "";
+    size_t m = 0;
+    for (int j = 0; j < n_miss && m < sizeof list - 1; j++)
+      m += snprintf(list + m, sizeof list - m, "\n  %s: %s; %d call%s, e.g. %s", miss[j].kernel, miss[j].why,
+                    miss[j].count, miss[j].count == 1 ? "" : "s", ft_node_label(g, miss[j].node));
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: --target cuda: %d kernel call%s without a CUDA twin (templates/cuda):%s", g->path,
+                   total, total == 1 ? "" : "s", list);
+  }
+  if (!fp16) return 0;
+  /* float32 storage becomes float16 (graph inputs and outputs keep float32 at the API) */
+  for (int v = 0; v < g->n_vals; v++) {
+    ft_value *val = &g->vals[v];
+    if (val->t.dtype != FT_FLOAT || val->kind == FT_V_INPUT || (val->kind == FT_V_ACT && val->is_output)) continue;
+    if (val->t.data) {
+      int64_t n = ft_numel(&val->t);
+      uint16_t *h = malloc(sizeof(uint16_t) * (size_t)(n ? n : 1));
+      if (!h) return ft_fail(e, FT_EIO, "out of memory");
+      for (int64_t i = 0; i < n; i++) h[i] = half_saturating(((const float *)val->t.data)[i]);
+      free(val->t.data);
+      val->t.data = h;
+    }
+    val->t.dtype = FT_FLOAT16;
+  }
+  return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+typedef struct pasted { const char *names[128]; int n; } pasted;
+
+/* One template, its #include "x" dependencies first (templates/c or templates/cuda). */
+static int paste(FILE *f, const char *file, pasted *done, ft_err *e) {
+  for (int i = 0; i < done->n; i++) if (!strcmp(done->names[i], file)) return 0;
+  const char *text = ft_template_text(file);
+  if (!text) return ft_fail(e, FT_EIO, "internal error: template '%s' is not embedded in ftaxc", file);
+  done->names[done->n++] = file;
+  for (const char *s = text; (s = strstr(s, "#include \"")) != NULL;) {
+    s += 10;
+    const char *q = strchr(s, '"');
+    char dep[128];
+    snprintf(dep, sizeof dep, "%.*s", (int)(q - s), s);
+    const char *canon = ft_template_name(dep);
+    if (!canon) return ft_fail(e, FT_EIO, "internal error: template '%s' includes unknown '%s'", file, dep);
+    int rc = paste(f, canon, done, e);
+    if (rc) return rc;
+  }
+  const char *ext = strrchr(file, '.');
+  fprintf(f, "/* ---- templates/%s/%s ---- */\n", ext && !strcmp(ext, ".cuh") ? "cuda" : "c", file);
+  for (const char *s = text; *s;) {
+    const char *nl = strchr(s, '\n');
+    size_t len = nl ? (size_t)(nl - s + 1) : strlen(s);
+    if (strncmp(s, "#include \"", 10) != 0) fwrite(s, 1, len, f);
+    s += len;
+  }
+  fputc('\n', f);
+  return 0;
+}
+
+static int paste_name(FILE *f, const char *base, const char *ext, pasted *done, ft_err *e) {
+  char file[160];
+  snprintf(file, sizeof file, "%s.%s", base, ext);
+  const char *canon = ft_template_name(file);
+  if (!canon) return ft_fail(e, FT_EIO, "internal error: no template '%s'", file);
+  return paste(f, canon, done, e);
+}
+
+static void c_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 32) fprintf(f, "\\%03o", (unsigned char)*s);
+    else if (*s == '?') fputs("\\?", f);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void comment_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (s[0] == '*' && s[1] == '/') { fputs("* /", f); s++; }
+    else fputc(*s, f);
+  }
+}
+
+static void ptr_expr(char *buf, size_t n, const ft_memplan *mp, int v) {
+  switch (mp->storage[v]) {
+  case FT_S_ARENA: snprintf(buf, n, "(void *)(arena + %lld)", (long long)mp->offset[v]); break;
+  case FT_S_WEIGHT: snprintf(buf, n, "(void *)(weights + %lld)", (long long)mp->offset[v]); break;
+  case FT_S_INPUT: snprintf(buf, n, "c->in_dev[%lld]", (long long)mp->offset[v]); break;
+  case FT_S_OUTPUT: snprintf(buf, n, "c->out_dev[%lld]", (long long)mp->offset[v]); break;
+  default: snprintf(buf, n, "NULL"); break;
+  }
+}
+
+static void io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n) {
+  fprintf(f, "static const ft_io_desc %s[%d] = {\n", name, n ? n : 1);
+  for (int i = 0; i < n; i++) {
+    const ft_value *v = &g->vals[vals[i]];
+    fprintf(f, "    {");
+    c_string(f, v->name);
+    fprintf(f, ", %d, %d, {", v->t.dtype, v->t.rank);
+    for (int d = 0; d < v->t.rank; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)v->t.dims[d]);
+    fprintf(f, "}},\n");
+  }
+  if (!n) fprintf(f, "    {\"\", 0, 0, {0}},\n");
+  fprintf(f, "};\n");
+}
+
+/* bytes a value takes on the device: float32 is half in fp16 programs */
+static size_t dev_bytes(const ft_graph *g, int v, int fp16) {
+  const ft_tensor *t = &g->vals[v].t;
+  return (size_t)ft_numel(t) * (fp16 && t->dtype == FT_FLOAT ? 2 : ft_dtype_size(t->dtype));
+}
+
+static const char *precision_name(int p) { return p == FT_PREC_FP16 ? "fp16" : p == FT_PREC_TF32 ? "tf32" : "fp32"; }
+
+/* The arguments of one call: in_/out_ arrays of device pointers. */
+static void call_args(FILE *c, const ft_graph *g, const ft_node *n, const ft_memplan *mp) {
+  char buf[256];
+  fprintf(c, "    const void *in_[] = {");
+  for (int i = 0; i < n->n_in; i++) {
+    if (n->in[i] < 0) snprintf(buf, sizeof buf, "NULL");
+    else ptr_expr(buf, sizeof buf, mp, n->in[i]);
+    fprintf(c, "%s%s", i ? ", " : "", buf);
+  }
+  if (!n->n_in) fprintf(c, "NULL");
+  fprintf(c, "};\n    void *out_[] = {");
+  for (int i = 0; i < n->n_out; i++) {
+    if (n->out[i] < 0) snprintf(buf, sizeof buf, "NULL");
+    else ptr_expr(buf, sizeof buf, mp, n->out[i]);
+    fprintf(c, "%s%s", i ? ", " : "", buf);
+  }
+  if (!n->n_out) fprintf(c, "NULL");
+  fprintf(c, "};\n");
+  (void)g;
+}
+
+static void write_header(FILE *h, const ft_graph *g, const ft_memplan *mp, const char *P, const char *G) {
+  fprintf(h, "/* %s.h: API of a CUDA program generated by ftaxc %s. */\n", P, FTAX_VERSION);
+  fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", G, G);
+  fprintf(h, "#define %s_ARENA_BYTES %zuu /* device memory */\n#define %s_WEIGHT_BYTES %zuu\n", G, mp->arena_bytes, G, mp->weight_bytes);
+  fprintf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", G, g->n_inputs, G, g->n_outputs);
+  for (int i = 0; i < g->n_inputs; i++) {
+    const ft_value *v = &g->vals[g->inputs[i]];
+    fprintf(h, "#define %s_INPUT_%d_BYTES %zuu /* %s, %s */\n", G, i, ft_nbytes(&v->t), v->name, ft_dtype_name(v->t.dtype));
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    const ft_value *v = &g->vals[g->outputs[i]];
+    fprintf(h, "#define %s_OUTPUT_%d_BYTES %zuu /* %s, %s */\n", G, i, ft_nbytes(&v->t), v->name, ft_dtype_name(v->t.dtype));
+  }
+  fprintf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", P, P);
+  fprintf(h,
+          "/* Pick the GPU (the current CUDA device), upload the weights (a file path), allocate the device\n"
+          "   arena, plan every GEMM and convolution and run once to warm up (and capture the CUDA graph when\n"
+          "   built with --cuda-graph). Returns 0, or nonzero with a reason in err. */\n");
+  fprintf(h, "int %s_init(%s_ctx **ctx, const char *weights_path, char *err, size_t err_len);\n", P, P);
+  fprintf(h, "/* The same with a device arena of %s_ARENA_BYTES bytes (cudaMalloc'ed) owned by the caller. */\n", G);
+  fprintf(h, "int %s_init_with_arena(%s_ctx **ctx, const char *weights_path, void *device_arena, char *err, size_t err_len);\n", P, P);
+  fprintf(h, "/* One inference on host buffers of the sizes above: copy in, run, copy out, wait. 0, or nonzero\n"
+             "   with the reason in %s_error. */\n", P);
+  fprintf(h, "int %s_run(%s_ctx *ctx, const void *const *inputs, void *const *outputs);\n", P, P);
+  fprintf(h, "void %s_free(%s_ctx *ctx);\n", P, P);
+  fprintf(h, "const char *%s_error(const %s_ctx *ctx);\n\n", P, P);
+  fprintf(h, "/* The asynchronous side, all on one stream (a cudaStream_t): fixed device buffers for the inputs\n"
+             "   and outputs, copies from and to host memory (pinned for overlap), one inference on the device\n"
+             "   buffers (a CUDA graph launch with --cuda-graph), and the wait that reports kernel errors. */\n");
+  static const char *const async_api[] = {
+      "void *%s_stream(%s_ctx *ctx);\n", "void *%s_device_input(%s_ctx *ctx, int i);\n",
+      "void *%s_device_output(%s_ctx *ctx, int i);\n", "int %s_upload(%s_ctx *ctx, const void *const *inputs);\n",
+      "int %s_enqueue(%s_ctx *ctx);\n", "int %s_download(%s_ctx *ctx, void *const *outputs);\n",
+      "int %s_sync(%s_ctx *ctx);\n"};
+  for (size_t i = 0; i < sizeof async_api / sizeof async_api[0]; i++) fprintf(h, async_api[i], P, P);
+  fprintf(h, "\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
+}
+
+static void write_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e, int *rc) {
+  char head[64] = {0};
+  memcpy(head, "FTAXW001", 8);
+  uint64_t size = mp->weight_bytes;
+  memcpy(head + 8, &size, 8);
+  snprintf(head + 16, 48, "%.47s", hash);
+  fwrite(head, 1, 64, w);
+  static const char zeros[64];
+  int64_t next = 0;
+  while (next < (int64_t)mp->weight_bytes) {
+    int best = -1;
+    for (int v = 0; v < g->n_vals; v++)
+      if (mp->storage[v] == FT_S_WEIGHT && mp->root[v] == v && mp->offset[v] == next) { best = v; break; }
+    if (best < 0) { *rc = ft_fail(e, FT_EIO, "internal error: weights layout has a hole at %lld", (long long)next); return; }
+    size_t nb = ft_nbytes(&g->vals[best].t);
+    fwrite(g->vals[best].t.data, 1, nb, w);
+    int64_t pos = next + (int64_t)nb;
+    next = (pos + 63) & ~(int64_t)63;
+    fwrite(zeros, 1, (size_t)(next - pos), w);
+  }
+}
+
+int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
+                 const ft_cuda_opts *co, FILE *c, FILE *h, FILE *w, ft_err *e) {
+  const char *P = o->name;
+  int fp16 = co->precision == FT_PREC_FP16, rc = 0;
+  if (o->embed_weights) return ft_fail(e, FT_EUSAGE, "--embed-weights is not supported with --target cuda");
+  write_weights(w, g, mp, o->model_hash, e, &rc);
+  if (rc) return rc;
+  char G[256];
+  snprintf(G, sizeof G, "%s", P);
+  for (char *s = G; *s; s++) if (*s >= 'a' && *s <= 'z') *s -= 32;
+  write_header(h, g, mp, P, G);
+
+  /* ---- program ---- */
+  fprintf(c, "/* Generated by ftaxc %s for CUDA. Do not edit.\n * command: ", FTAX_VERSION);
+  comment_text(c, o->cmdline);
+  fprintf(c, "\n * model sha256: %s\n * nodes: %d, arena: %zu bytes (lower bound %zu), weights: %zu bytes\n"
+             " * precision: %s, CUDA graph: %s, arch: %s\n */\n",
+          o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes, precision_name(co->precision),
+          co->graph ? "yes" : "no", co->arch);
+  fprintf(c, "#include \"%s\"\n\n", o->header);
+  pasted done = {{0}, 0};
+  rc = paste_name(c, "runtime", "cuh", &done, e);
+  if (!rc) rc = paste_name(c, "elementwise", "cuh", &done, e); /* the fp16 edge conversions use ftc_cast */
+  for (int s = 0; s < lw->n && !rc; s++) {
+    twin t;
+    char why[128];
+    if (!lw->calls[s].kernel) continue;
+    if (find_twin(&lw->calls[s], fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", lw->calls[s].kernel);
+    rc = paste_name(c, t.file, "cuh", &done, e);
+  }
+  if (rc) return rc;
+
+  fprintf(c, "/* ---- the model ---- */\n#include <fcntl.h>\n#include <stdlib.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n");
+  /* the parameter layouts the twins read must be ftaxc's */
+  for (int i = 0; i < done.n; i++) {
+    if (!strcmp(done.names[i], "runtime.cuh"))
+      fprintf(c, "static_assert(FTC_ACT_CLIP == %d && FTC_ACT_GELU == %d && FTC_ACT_GELU_TANH == %d && FTC_ACT_SIGMOID == %d && FTC_ACT_SILU == %d, \"templates/cuda/runtime.cuh and ftaxc disagree on the epilogue activations\");\n",
+              FT_ACT_CLIP, FT_ACT_GELU, FT_ACT_GELU_TANH, FT_ACT_SIGMOID, FT_ACT_SILU);
+    if (!strcmp(done.names[i], "elementwise.cuh"))
+      fprintf(c, "static_assert(FTC_EW_MISH == %d && FTC_EW_CLIP == %d && FTC_EW_SHRINK == %d && FTC_EW_ADD == %d && FTC_EW_LAST == %d && FTC_EW_OUT == %d, \"templates/cuda/elementwise.cuh and ftaxc disagree on ftax.Elementwise's opcodes\");\n",
+              FT_EW_MISH, FT_EW_CLIP, FT_EW_SHRINK, FT_EW_ADD, FT_EW_LAST, FT_EW_OUT);
+    if (!strcmp(done.names[i], "attention.cuh"))
+      fprintf(c, "static_assert(FTC_AT_O == %d && FTC_AT_ADD == %d && FTC_AT_SEL == %d && FTC_AT_ADD_FIRST == %d && FTC_AT_NP == %d && FTC_AT_SEL_CAUSAL == %d, \"templates/cuda/attention.cuh and ftaxc disagree on Attention's parameters\");\n",
+              FT_AT_O, FT_AT_ADD, FT_AT_SEL, FT_AT_ADD_FIRST, FT_AT_NP, FT_AT_SEL_CAUSAL);
+    if (!strcmp(done.names[i], "gemm.cuh"))
+      fprintf(c, "static_assert(FTC_MM_ACT == %d && FTC_MM_BDIMS == %d, \"templates/cuda/gemm.cuh and ftaxc disagree on MatMul's parameters\");\n",
+              FT_MM_ACT, FT_MM_BDIMS);
+    if (!strcmp(done.names[i], "conv.cuh"))
+      fprintf(c, "static_assert(FTC_CV_ACT == %d && FTC_CV_IN == %d && FTC_CV_RES == %d && FTC_CV_NP == %d, \"templates/cuda/conv.cuh and ftaxc disagree on Conv's parameters\");\n",
+              FT_CV_ACT, FT_CV_IN, FT_CV_RES, FT_CV_NP);
+    if (!strcmp(done.names[i], "pool.cuh"))
+      fprintf(c, "static_assert(FTC_PL_PE == %d && FTC_PL_IN == %d && FTC_PL_NP == %d, \"templates/cuda/pool.cuh and ftaxc disagree on pooling's parameters\");\n",
+              FT_PL_PE, FT_PL_IN, FT_PL_NP);
+  }
+  int NI = g->n_inputs, NO = g->n_outputs, NC = lw->n;
+  fprintf(c, "\n#define %s_NCALLS %d\n", G, NC > 0 ? NC : 1);
+  /* literal parameters, one array per call */
+  for (int s = 0; s < lw->n; s++) {
+    const ft_kcall *k = &lw->calls[s];
+    if (!k->kernel) continue;
+    if (k->np) {
+      fprintf(c, "static const int64_t %s_p%d[] = {", P, s);
+      for (int i = 0; i < k->np; i++) fprintf(c, "%s%lld", i ? ", " : "", (long long)k->p[i]);
+      fprintf(c, "};\n");
+    }
+    if (k->nf) {
+      fprintf(c, "static const double %s_f%d[] = {", P, s);
+      for (int i = 0; i < k->nf; i++) fprintf(c, "%s%.17g", i ? ", " : "", k->f[i]);
+      fprintf(c, "};\n");
+    }
+  }
+  fprintf(c, "\nstatic const size_t %s_in_bytes[%d] = {", P, NI ? NI : 1);
+  for (int i = 0; i < NI; i++) fprintf(c, "%s%zu", i ? ", " : "", ft_nbytes(&g->vals[g->inputs[i]].t));
+  fprintf(c, "%s};\nstatic const size_t %s_out_bytes[%d] = {", NI ? "" : "0", P, NO ? NO : 1);
+  for (int i = 0; i < NO; i++) fprintf(c, "%s%zu", i ? ", " : "", ft_nbytes(&g->vals[g->outputs[i]].t));
+  fprintf(c, "%s};\n", NO ? "" : "0");
+  /* which inputs and outputs are float32 at the API but half on the device */
+  fprintf(c, "static const int %s_in_half[%d] = {", P, NI ? NI : 1);
+  for (int i = 0; i < NI; i++) fprintf(c, "%s%d", i ? ", " : "", fp16 && g->vals[g->inputs[i]].t.dtype == FT_FLOAT);
+  fprintf(c, "%s};\nstatic const int %s_out_half[%d] = {", NI ? "" : "0", P, NO ? NO : 1);
+  for (int i = 0; i < NO; i++) fprintf(c, "%s%d", i ? ", " : "", fp16 && g->vals[g->outputs[i]].t.dtype == FT_FLOAT);
+  fprintf(c, "%s};\n\n", NO ? "" : "0");
+
+  fprintf(c,
+          "struct %s_ctx {\n"
+          "  ftc_env env;\n"
+          "  unsigned char *arena, *weights;\n"
+          "  int own_arena, debug_sync, capturing;\n"
+          "  void *in_api[%d], *in_dev[%d], *out_api[%d], *out_dev[%d]; /* device buffers (dev: what the kernels see) */\n"
+          "  void *in_host[%d], *out_host[%d]; /* pinned staging for %s_run */\n"
+          "  void *plans[%s_NCALLS];\n"
+          "  cudaGraph_t graph;\n"
+          "  cudaGraphExec_t exec;\n"
+          "};\n\n",
+          P, NI ? NI : 1, NI ? NI : 1, NO ? NO : 1, NO ? NO : 1, NI ? NI : 1, NO ? NO : 1, P, G);
+  fprintf(c,
+          "/* Prefix the failing node to the message. */\n"
+          "static int %s_at(%s_ctx *c, const char *where) {\n"
+          "  char tmp[sizeof c->env.err];\n"
+          "  snprintf(tmp, sizeof tmp, \"%%s: %%s\", where, c->env.err);\n"
+          "  memcpy(c->env.err, tmp, sizeof tmp);\n"
+          "  return 1;\n}\n\n"
+          "/* FTAX_CUDA_SYNC=1: wait after every call, so that a failing kernel names its node. */\n"
+          "static int %s_check(%s_ctx *c) {\n"
+          "  if (!c->debug_sync || c->capturing) return 0;\n"
+          "  FTC_CU(&c->env, cudaStreamSynchronize(c->env.stream));\n"
+          "  return 0;\n}\n\n",
+          P, P, P, P);
+
+  /* ---- init hooks ---- */
+  fprintf(c, "/* GEMM and convolution plans: descriptors and algorithms, made once. */\n");
+  fprintf(c, "static int %s_plan(%s_ctx *c) {\n  unsigned char *arena = c->arena, *weights = c->weights;\n  ftc_env *e = &c->env;\n  (void)arena; (void)weights; (void)e;\n", P, P);
+  for (int s = 0; s < lw->n; s++) {
+    const ft_kcall *k = &lw->calls[s];
+    twin t;
+    char why[128], ps[64], fs[64];
+    if (!k->kernel || find_twin(k, fp16, &t, why, sizeof why) || !t.init[0]) continue;
+    snprintf(ps, sizeof ps, k->np ? "%s_p%d" : "NULL", P, s);
+    snprintf(fs, sizeof fs, k->nf ? "%s_f%d" : "NULL", P, s);
+    fprintf(c, "  {\n");
+    call_args(c, g, &g->nodes[lw->order[s]], mp);
+    fprintf(c, "    if (%s(%s, %s, in_, out_, e, &c->plans[%d])) return %s_at(c, ", t.init, ps, fs, s, P);
+    c_string(c, ft_node_label(g, lw->order[s]));
+    fprintf(c, ");\n  }\n");
+  }
+  fprintf(c, "  return 0;\n}\n\n");
+
+  /* ---- the run ---- */
+  fprintf(c, "/* One inference on the device buffers: every call, in order, on c->env.stream. */\n");
+  fprintf(c, "static int %s_launch(%s_ctx *c) {\n  unsigned char *arena = c->arena, *weights = c->weights;\n  ftc_env *e = &c->env;\n  (void)arena; (void)weights;\n", P, P);
+  fprintf(c, "  for (int i = 0; i < %d; i++) /* float32 inputs into their half buffers */\n"
+             "    if (%s_in_half[i]) {\n"
+             "      const int64_t n_[] = {(int64_t)(%s_in_bytes[i] / 4)};\n"
+             "      const void *in_[] = {c->in_api[i]};\n      void *out_[] = {c->in_dev[i]};\n"
+             "      if (ftc_cast<float, __half, 0>(n_, NULL, in_, out_, NULL, e, NULL)) return %s_at(c, \"converting the inputs to float16\");\n"
+             "    }\n",
+          NI, P, P, P);
+  char buf[256];
+  for (int s = 0; s < lw->n; s++) {
+    const ft_kcall *k = &lw->calls[s];
+    const ft_node *n = &g->nodes[lw->order[s]];
+    twin t;
+    char why[128], ps[64], fs[64];
+    if (!k->kernel) continue;
+    if (find_twin(k, fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", k->kernel);
+    snprintf(ps, sizeof ps, k->np ? "%s_p%d" : "NULL", P, s);
+    snprintf(fs, sizeof fs, k->nf ? "%s_f%d" : "NULL", P, s);
+    fprintf(c, "  { /* ");
+    comment_text(c, ft_node_label(g, lw->order[s]));
+    char shp[128];
+    if (n->n_out > 0 && n->out[0] >= 0) {
+      ft_shape_str(&g->vals[n->out[0]], shp, sizeof shp);
+      fprintf(c, " -> %s[%s]", ft_dtype_name(g->vals[n->out[0]].t.dtype), shp);
+    }
+    fprintf(c, ": %s */\n", k->kernel);
+    call_args(c, g, n, mp);
+    fprintf(c, "    if ((%s(%s, %s, in_, out_, NULL, e, c->plans[%d])) || %s_check(c)) return %s_at(c, ", t.call, ps, fs, s, P, P);
+    c_string(c, ft_node_label(g, lw->order[s]));
+    fprintf(c, ");\n  }\n");
+  }
+  /* outputs no kernel wrote: constants, inputs, repeated outputs */
+  for (int i = 0; i < NO; i++) {
+    int v = g->outputs[i], first = 1;
+    for (int j = 0; j < i; j++) if (g->outputs[j] == v) first = 0;
+    if (mp->storage[v] == FT_S_OUTPUT && mp->offset[v] == i && first) continue;
+    ptr_expr(buf, sizeof buf, mp, v);
+    fprintf(c, "  FTC_CU(e, cudaMemcpyAsync(c->out_dev[%d], %s, %zu, cudaMemcpyDeviceToDevice, e->stream)); /* ", i, buf, dev_bytes(g, v, fp16));
+    comment_text(c, g->vals[v].name);
+    fprintf(c, " */\n");
+  }
+  fprintf(c, "  for (int i = 0; i < %d; i++) /* half outputs back to float32 */\n"
+             "    if (%s_out_half[i]) {\n"
+             "      const int64_t n_[] = {(int64_t)(%s_out_bytes[i] / 4)};\n"
+             "      const void *in_[] = {c->out_dev[i]};\n      void *out_[] = {c->out_api[i]};\n"
+             "      if (ftc_cast<__half, float, 0>(n_, NULL, in_, out_, NULL, e, NULL)) return %s_at(c, \"converting the outputs to float32\");\n"
+             "    }\n  return 0;\n}\n\n",
+          NO, P, P, P);
+
+  /* ---- the API ---- */
+  fprintf(c, "static const char %s_model_hash[] = \"%s\";\n\n", P, o->model_hash);
+  fprintf(c,
+          "const char *%s_error(const %s_ctx *c) { return c ? c->env.err : \"no context\"; }\n"
+          "void *%s_stream(%s_ctx *c) { return (void *)c->env.stream; }\n"
+          "void *%s_device_input(%s_ctx *c, int i) { return i >= 0 && i < %d ? c->in_api[i] : NULL; }\n"
+          "void *%s_device_output(%s_ctx *c, int i) { return i >= 0 && i < %d ? c->out_api[i] : NULL; }\n\n",
+          P, P, P, P, P, P, NI, P, P, NO);
+  fprintf(c,
+          "int %s_upload(%s_ctx *c, const void *const *inputs) {\n"
+          "  for (int i = 0; i < %d; i++)\n"
+          "    FTC_CU(&c->env, cudaMemcpyAsync(c->in_api[i], inputs[i], %s_in_bytes[i], cudaMemcpyHostToDevice, c->env.stream));\n"
+          "  return 0;\n}\n\n"
+          "int %s_download(%s_ctx *c, void *const *outputs) {\n"
+          "  for (int i = 0; i < %d; i++)\n"
+          "    FTC_CU(&c->env, cudaMemcpyAsync(outputs[i], c->out_api[i], %s_out_bytes[i], cudaMemcpyDeviceToHost, c->env.stream));\n"
+          "  return 0;\n}\n\n"
+          "int %s_enqueue(%s_ctx *c) {\n"
+          "  if (c->exec) {\n"
+          "    FTC_CU(&c->env, cudaGraphLaunch(c->exec, c->env.stream));\n"
+          "    return 0;\n"
+          "  }\n"
+          "  return %s_launch(c);\n}\n\n"
+          "int %s_sync(%s_ctx *c) {\n"
+          "  cudaError_t r = cudaStreamSynchronize(c->env.stream);\n"
+          "  if (r == cudaSuccess) r = cudaGetLastError();\n"
+          "  if (r != cudaSuccess)\n"
+          "    return ftc_fail(&c->env, \"the model failed on the GPU: %%s (%%s)%%s; FTAX_CUDA_SYNC=1 names the failing node\",\n"
+          "                    cudaGetErrorString(r), cudaGetErrorName(r), ftc_cuda_hint(r));\n"
+          "  return 0;\n}\n\n",
+          P, P, NI, P, P, P, NO, P, P, P, P, P, P);
+  fprintf(c,
+          "int %s_run(%s_ctx *c, const void *const *inputs, void *const *outputs) {\n"
+          "  for (int i = 0; i < %d; i++) memcpy(c->in_host[i], inputs[i], %s_in_bytes[i]);\n"
+          "  if (%s_upload(c, (const void *const *)c->in_host) || %s_enqueue(c) || %s_download(c, c->out_host) || %s_sync(c)) return 1;\n"
+          "  for (int i = 0; i < %d; i++) memcpy(outputs[i], c->out_host[i], %s_out_bytes[i]);\n"
+          "  return 0;\n}\n\n",
+          P, P, NI, P, P, P, P, P, NO, P);
+  /* free */
+  fprintf(c, "void %s_free(%s_ctx *c) {\n  if (!c) return;\n  if (c->env.stream) cudaStreamSynchronize(c->env.stream);\n", P, P);
+  fprintf(c, "  if (c->exec) cudaGraphExecDestroy(c->exec);\n  if (c->graph) cudaGraphDestroy(c->graph);\n");
+  for (int s = 0; s < lw->n; s++) {
+    twin t;
+    char why[128];
+    if (!lw->calls[s].kernel || find_twin(&lw->calls[s], fp16, &t, why, sizeof why) || !t.free_fn) continue;
+    fprintf(c, "  %s(c->plans[%d]);\n", t.free_fn, s);
+  }
+  fprintf(c,
+          "  if (c->env.blas && c->env.blas_free) c->env.blas_free(c->env.blas);\n"
+          "  if (c->env.dnn && c->env.dnn_free) c->env.dnn_free(c->env.dnn);\n"
+          "  for (int i = 0; i < %d; i++) {\n"
+          "    if (c->in_dev[i] && c->in_dev[i] != c->in_api[i]) cudaFree(c->in_dev[i]);\n"
+          "    cudaFree(c->in_api[i]);\n    cudaFreeHost(c->in_host[i]);\n  }\n"
+          "  for (int i = 0; i < %d; i++) {\n"
+          "    if (c->out_dev[i] && c->out_dev[i] != c->out_api[i]) cudaFree(c->out_dev[i]);\n"
+          "    cudaFree(c->out_api[i]);\n    cudaFreeHost(c->out_host[i]);\n  }\n"
+          "  if (c->own_arena) cudaFree(c->arena);\n"
+          "  cudaFree(c->weights);\n  cudaFree(c->env.workspace);\n"
+          "  if (c->env.stream) cudaStreamDestroy(c->env.stream);\n  free(c);\n}\n\n",
+          NI, NO);
+
+  /* init */
+  size_t ws = (co->uses_blaslt || co->uses_dnn) ? (size_t)64 << 20 : 0;
+  fprintf(c,
+          "#define %s_TRY(call) do { if (call) goto fail; } while (0)\n"
+          "int %s_init_with_arena(%s_ctx **out, const char *path, void *arena, char *err, size_t n) {\n"
+          "  %s_ctx *c = (%s_ctx *)calloc(1, sizeof *c);\n"
+          "  ftc_env *e;\n  int count = 0, dev = 0;\n  const char *s;\n"
+          "  struct cudaDeviceProp prop;\n  struct cudaFuncAttributes fa;\n"
+          "  unsigned char *h = NULL;\n  size_t len = 0;\n  int fd;\n  struct stat st;\n  unsigned long long size;\n  cudaError_t r;\n"
+          "  if (!c) { snprintf(err, n, \"out of memory\"); return 4; }\n"
+          "  e = &c->env;\n"
+          "  s = getenv(\"FTAX_CUDA_SYNC\");\n  c->debug_sync = s && s[0] == '1';\n"
+          "  s = getenv(\"FTAX_CUDA_VERBOSE\");\n  e->verbose = s && s[0] == '1';\n"
+          "  e->math = %d;\n"
+          "  r = cudaGetDeviceCount(&count);\n"
+          "  if (r != cudaSuccess || count == 0) {\n"
+          "    snprintf(err, n, \"no CUDA device (cudaGetDeviceCount: %%s)\", r != cudaSuccess ? cudaGetErrorString(r) : \"0 devices\");\n"
+          "    free(c);\n    return 2;\n  }\n"
+          "  cudaGetDevice(&dev);\n"
+          "  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) { snprintf(err, n, \"cannot query CUDA device %%d\", dev); free(c); return 2; }\n"
+          "  e->sm_count = prop.multiProcessorCount;\n"
+          "  r = cudaFuncGetAttributes(&fa, ftc_probe_kernel);\n"
+          "  if (r != cudaSuccess) {\n"
+          "    snprintf(err, n, \"this program has no code for %%s (sm_%%d%%d): it was built for %s (ftaxc --arch); %%s\", prop.name, prop.major, prop.minor, cudaGetErrorString(r));\n"
+          "    free(c);\n    return 2;\n  }\n",
+          P, P, P, P, P, co->precision == FT_PREC_FP16 ? 2 : co->precision == FT_PREC_TF32 ? 1 : 0, co->arch);
+  fprintf(c,
+          "  /* the weights: checked, uploaded once */\n"
+          "  if (!path) { snprintf(err, n, \"this program needs its weights file\"); free(c); return 1; }\n"
+          "  fd = open(path, O_RDONLY);\n"
+          "  if (fd < 0 || fstat(fd, &st)) { snprintf(err, n, \"%%s: cannot open the weights file\", path); if (fd >= 0) close(fd); free(c); return 4; }\n"
+          "  len = (size_t)st.st_size;\n"
+          "  h = len ? (unsigned char *)mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;\n"
+          "  close(fd);\n"
+          "  if (!h || h == (unsigned char *)MAP_FAILED) { snprintf(err, n, \"%%s: cannot map the weights file\", path); free(c); return 4; }\n"
+          "  if (len < 64 || memcmp(h, \"FTAXW001\", 8)) { snprintf(err, n, \"%%s: not an ftax weights file\", path); munmap(h, len); free(c); return 2; }\n"
+          "  memcpy(&size, h + 8, 8);\n"
+          "  if (strncmp((const char *)h + 16, %s_model_hash, 47)) { snprintf(err, n, \"%%s: weights belong to another model (hash %%.16s..., this program wants %%.16s...)\", path, (const char *)h + 16, %s_model_hash); munmap(h, len); free(c); return 2; }\n"
+          "  if (size != %zuu || len < 64 + size) { snprintf(err, n, \"%%s: weights file is %%zu bytes, expected %zu\", path, len); munmap(h, len); free(c); return 2; }\n",
+          P, P, mp->weight_bytes, mp->weight_bytes + 64);
+  fprintf(c,
+          "  %s_TRY(ftc_init_stream(e));\n"
+          "  %s_TRY(ftc_alloc(e, (void **)&c->weights, %zuu));\n"
+          "  if (%zuu) %s_TRY(ftc_upload_now(e, c->weights, h + 64, %zuu));\n"
+          "  munmap(h, len);\n  h = NULL;\n"
+          "  c->arena = (unsigned char *)arena;\n"
+          "  if (!arena) { c->own_arena = 1; %s_TRY(ftc_alloc(e, (void **)&c->arena, %zuu)); }\n"
+          "  %s_TRY(ftc_zero(e, c->arena, %zuu));\n"
+          "  for (int i = 0; i < %d; i++) {\n"
+          "    %s_TRY(ftc_alloc(e, &c->in_api[i], %s_in_bytes[i]));\n"
+          "    c->in_dev[i] = c->in_api[i];\n"
+          "    if (%s_in_half[i]) %s_TRY(ftc_alloc(e, &c->in_dev[i], %s_in_bytes[i] / 2));\n"
+          "    %s_TRY(ftc_alloc_host(e, &c->in_host[i], %s_in_bytes[i]));\n"
+          "  }\n"
+          "  for (int i = 0; i < %d; i++) {\n"
+          "    %s_TRY(ftc_alloc(e, &c->out_api[i], %s_out_bytes[i]));\n"
+          "    c->out_dev[i] = c->out_api[i];\n"
+          "    if (%s_out_half[i]) %s_TRY(ftc_alloc(e, &c->out_dev[i], %s_out_bytes[i] / 2));\n"
+          "    %s_TRY(ftc_alloc_host(e, &c->out_host[i], %s_out_bytes[i]));\n"
+          "  }\n"
+          "  e->workspace_bytes = %zuu;\n"
+          "  if (e->workspace_bytes) %s_TRY(ftc_alloc(e, &e->workspace, e->workspace_bytes));\n"
+          "  %s_TRY(%s_plan(c));\n"
+          "  /* warm-up: loads every kernel, settles algorithm fallbacks, reports any failure now */\n"
+          "  %s_TRY(%s_launch(c) || %s_sync(c));\n",
+          P, P, mp->weight_bytes ? mp->weight_bytes : 64, mp->weight_bytes, P, mp->weight_bytes, P,
+          mp->arena_bytes ? mp->arena_bytes : 64, P, mp->arena_bytes ? mp->arena_bytes : 64, NI, P, P, P, P, P, P, P, NO, P, P, P, P, P, P, P, ws, P, P, P, P, P, P);
+  if (co->graph)
+    fprintf(c,
+            "  /* the whole run captured once; %s_enqueue replays it */\n"
+            "  c->capturing = 1;\n"
+            "  %s_TRY(ftc_capture_begin(e));\n"
+            "  {\n    int lrc = %s_launch(c);\n"
+            "    int crc = ftc_capture_end(e, lrc, &c->graph, &c->exec);\n"
+            "    c->capturing = 0;\n"
+            "    if (lrc || crc) goto fail;\n  }\n"
+            "  %s_TRY(%s_sync(c));\n",
+            P, P, P, P, P);
+  fprintf(c,
+          "  *out = c;\n  return 0;\nfail:\n"
+          "  snprintf(err, n, \"%%s\", e->err);\n"
+          "  if (h) munmap(h, len);\n"
+          "  %s_free(c);\n  return strstr(err, \"out of memory\") ? 4 : 2;\n}\n#undef %s_TRY\n\n",
+          P, P);
+  fprintf(c, "int %s_init(%s_ctx **out, const char *path, char *err, size_t n) {\n  return %s_init_with_arena(out, path, NULL, err, n);\n}\n\n", P, P, P);
+
+  /* ---- command-line tool ---- */
+  fprintf(c, "#ifndef %s_NO_MAIN\n", G);
+  rc = paste_name(c, "cli_cuda", "cuh", &done, e);
+  if (rc) return rc;
+  io_table(c, "ft_prog_inputs", g, g->inputs, g->n_inputs);
+  io_table(c, "ft_prog_outputs", g, g->outputs, g->n_outputs);
+  fprintf(c,
+          "static void *ft_prog_init(const char *weights, char *err, size_t n) {\n"
+          "  %s_ctx *ctx = NULL;\n  return %s_init(&ctx, weights, err, n) ? NULL : ctx;\n}\n"
+          "static int ft_prog_run(void *ctx, const void *const *in, void *const *out) {\n"
+          "  if (!%s_run((%s_ctx *)ctx, in, out)) return 0;\n"
+          "  fprintf(stderr, \"error: %%s\\n\", %s_error((%s_ctx *)ctx));\n  return 6;\n}\n"
+          "static void ft_prog_free(void *ctx) { %s_free((%s_ctx *)ctx); }\n"
+          "static int ftc_prog_upload(void *ctx, const void *const *in) { return %s_upload((%s_ctx *)ctx, in); }\n"
+          "static int ftc_prog_enqueue(void *ctx) { return %s_enqueue((%s_ctx *)ctx); }\n"
+          "static int ftc_prog_download(void *ctx, void *const *out) { return %s_download((%s_ctx *)ctx, out); }\n"
+          "static int ftc_prog_sync(void *ctx) { return %s_sync((%s_ctx *)ctx); }\n"
+          "static void *ftc_prog_stream(void *ctx) { return %s_stream((%s_ctx *)ctx); }\n"
+          "static const char *ftc_prog_error(void *ctx) { return %s_error((%s_ctx *)ctx); }\n\n"
+          "int main(int argc, char **argv) {\n"
+          "  ft_program prog = {\"%s\", %d, %d, ft_prog_inputs, ft_prog_outputs, ft_prog_init, ft_prog_run, ft_prog_free, %zuu, 0, NULL};\n"
+          "  ftc_program gpu = {ftc_prog_upload, ftc_prog_enqueue, ftc_prog_download, ftc_prog_sync, ftc_prog_stream, ftc_prog_error, \"%s\", %d, \"%s\"};\n"
+          "  return ftc_cli_main(argc, argv, &prog, &gpu);\n}\n#endif\n",
+          P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, NI, NO, mp->arena_bytes,
+          precision_name(co->precision), co->graph, co->arch);
+  return 0;
+}

@@ -1,0 +1,104 @@
+/* Fusion pass `gemm_epilogue`: what follows a matrix product elementwise goes into the GEMM's
+ * epilogue, applied to each tile of C while it is in L1 (templates/c/gemm.h):
+ *
+ *   MatMul(A, B) [+ bias] [-> act]          ->  ftax.FusedMatMul(A, B, bias?)  activation=act
+ *   Gemm(A, B, C) [-> Reshape] -> act       ->  ftax.FusedGemm(A, B, C?) [-> Reshape]
+ *
+ * B of the MatMul must be a float32 constant matrix (packed at compile time, as MatMul's is);
+ * bias holds one value per output column and the Add must not broadcast the product to a larger
+ * shape. act is Relu, Tanh or ftax.Gelu (the gelu pass runs first). GPT-2's Conv1D layers put a
+ * Reshape between the Gemm and the GELU: the activation is elementwise, so it moves before the
+ * Reshape. Every intermediate must be read by the next node of the match only. */
+#include <string.h>
+
+#include "fuse_tf.h"
+
+/* The activation node reading v alone: its epilogue name, the node in *act; else NULL. */
+static const char *activation(ft_fuse_ctx *c, int v, int *act) {
+  ft_graph *g = c->g;
+  int r = tf_sole_reader(c, v);
+  *act = r;
+  if (r < 0 || g->vals[g->nodes[r].out[0]].t.dtype != FT_FLOAT) return NULL;
+  if (ft_is_op(g, r, "Relu")) return "Relu";
+  if (ft_is_op(g, r, "Tanh")) return "Tanh";
+  if (tf_is(g, r, "ftax", "Gelu")) {
+    const char *a = ft_attr_str(&g->nodes[r], "approximate", "none");
+    return !strcmp(a, "tanh") ? "GeluTanh" : !strcmp(a, "none") ? "Gelu" : NULL;
+  }
+  return NULL;
+}
+
+static void matmul(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  const ft_node *n = &g->nodes[i];
+  int A = n->in[0], B = n->in[1], cur = n->out[0], bias = -1, nodes[3] = {i}, nn = 1, act;
+  const ft_value *bv = &g->vals[B];
+  if (g->vals[A].t.dtype != FT_FLOAT || bv->t.dtype != FT_FLOAT || bv->t.rank != 2) return;
+  int64_t N = bv->t.dims[1];
+  int r = tf_sole_reader(c, cur);
+  if (ft_is_op(g, r, "Add")) {
+    int o = tf_other(g, r, cur);
+    if (o >= 0 && tf_row(g, o, N, g->vals[cur].t.rank) && tf_same_shape(g, g->nodes[r].out[0], cur)) {
+      if (!bv->t.data) {
+        ft_fuse_note(c, i, "MatMul + bias with B computed at run time: only constant weights fuse");
+        return;
+      }
+      if (!tf_ready(g, o, i)) {
+        ft_fuse_note(c, r, "the bias is computed after the MatMul");
+        return;
+      }
+      bias = o;
+      nodes[nn++] = r;
+      cur = g->nodes[r].out[0];
+    }
+  }
+  const char *a = bv->t.data ? activation(c, cur, &act) : NULL;
+  if (a) {
+    nodes[nn++] = act;
+    cur = g->nodes[act].out[0];
+  }
+  if (nn == 1) return;
+  int ins[3] = {A, B, bias};
+  ft_node *f = tf_rewrite(c, i, "FusedMatMul", ins, bias >= 0 ? 3 : 2, &cur, 1, nodes + 1, nn - 1);
+  if (a) ft_node_set_string(f, "activation", a);
+}
+
+static void gemm(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  ft_node *n = &g->nodes[i];
+  int out = n->out[0], act, reshape = -1;
+  if (g->vals[out].t.dtype != FT_FLOAT) return;
+  const char *a = activation(c, out, &act);
+  if (!a && ft_is_op(g, act, "Reshape")) { /* Gemm -> Reshape -> act: the act moves first */
+    reshape = act;
+    a = activation(c, g->nodes[reshape].out[0], &act);
+  }
+  if (!a) return;
+  /* the node's attributes go with it: Gemm's own, then the activation */
+  float alpha = ft_attr_float(n, "alpha", 1.0f), beta = ft_attr_float(n, "beta", 1.0f);
+  int64_t ta = ft_attr_int(n, "transA", 0), tb = ft_attr_int(n, "transB", 0);
+  int ins[3] = {n->in[0], n->in[1], n->n_in > 2 ? n->in[2] : -1};
+  int n_in = n->n_in > 2 && n->in[2] >= 0 ? 3 : 2, act_out = g->nodes[act].out[0];
+  int y = reshape >= 0 ? out : act_out;
+  ft_node *f = tf_rewrite(c, i, "FusedGemm", ins, n_in, &y, 1, &act, 1);
+  ft_node_set_float(f, "alpha", alpha);
+  ft_node_set_float(f, "beta", beta);
+  ft_node_set_int(f, "transA", ta);
+  ft_node_set_int(f, "transB", tb);
+  ft_node_set_string(f, "activation", a);
+  if (reshape >= 0) { /* the Reshape now yields what the activation did */
+    ft_node *rn = &g->nodes[reshape];
+    g->vals[rn->out[0]].producer = -1;
+    rn->out[0] = act_out;
+    g->vals[act_out].producer = reshape;
+  }
+}
+
+int ft_fuse_gemm_epilogue(ft_fuse_ctx *c) {
+  ft_graph *g = c->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (ft_is_op(g, i, "MatMul")) matmul(c, i);
+    else if (ft_is_op(g, i, "Gemm")) gemm(c, i);
+  }
+  return 0;
+}

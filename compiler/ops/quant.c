@@ -1,0 +1,355 @@
+/* Quantized ops: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+ * ConvInteger, QLinearMatMul, QLinearConv. Kernels: templates/c/quant.h (plain int32 loops).
+ *
+ * Scales are float32 and zero points uint8 or int8 (16-bit for Quantize/DequantizeLinear), one
+ * per tensor or one per channel along `axis` (per row/column/output channel for the matmuls and
+ * convs). Blocked quantization (opset 21 block_size) and float8 are not supported. */
+#include <string.h>
+
+#include "op.h"
+#include "quant.h"
+#include "window.h"
+
+static int64_t prod(const int64_t *d, int from, int to) {
+  int64_t n = 1;
+  for (int i = from; i < to; i++) n *= d[i];
+  return n;
+}
+
+static const ft_tensor *opt_in(ft_opctx *c, int i) { return i < c->n_in ? c->in[i] : NULL; }
+
+static int need_inputs(ft_opctx *c, int n) {
+  for (int i = 0; i < n; i++)
+    if (i >= c->n_in || !c->in[i]) return ft_infer_fail(c, FT_EINVALID, "input %d is missing", i);
+  return 0;
+}
+
+static const char *short_name(int dt) {
+  switch (dt) {
+  case FT_UINT8: return "u8"; case FT_INT8: return "i8"; case FT_UINT16: return "u16";
+  case FT_INT16: return "i16"; case FT_INT32: return "i32"; default: return NULL;
+  }
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ----------------------------------------------------- */
+
+/* Per-tensor or per-axis: n values of scale (and zero point) along axis of x. */
+static int qparams(ft_opctx *c, int *per_axis, int *axis) {
+  const ft_tensor *x = c->in[0], *s = c->in[1], *z = opt_in(c, 2);
+  if (s->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "scale must be float32, not %s", ft_dtype_name(s->dtype));
+  if (ft_attr_int(c->node, "block_size", 0)) return ft_infer_fail(c, FT_EUNSUPPORTED, "blocked quantization (block_size) is not supported");
+  *per_axis = ft_numel(s) > 1; /* one value is per tensor, whatever its rank */
+  *axis = 0;
+  if (*per_axis) {
+    int rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", 1), x->rank, axis);
+    if (rc) return rc;
+    if (s->rank != 1 || s->dims[0] != x->dims[*axis])
+      return ft_infer_fail(c, FT_EINVALID, "scale has %lld values; per-axis quantization needs %lld (dim %d)",
+                           (long long)ft_numel(s), (long long)x->dims[*axis], *axis);
+  }
+  if (z && ft_numel(z) != ft_numel(s)) return ft_infer_fail(c, FT_EINVALID, "zero point and scale have different sizes");
+  return 0;
+}
+
+static void qplan_params(ft_opctx *c, ft_kcall *k, int per_axis, int axis) {
+  const ft_tensor *x = c->in[0];
+  k->p[0] = ft_numel(x);
+  k->p[1] = per_axis ? x->dims[axis] : 1;
+  k->p[2] = per_axis ? prod(x->dims, axis + 1, x->rank) : 1;
+  k->p[3] = per_axis;
+  k->p[4] = opt_in(c, 2) != NULL;
+  k->np = 5;
+}
+
+static int quantize_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 2), per_axis, axis;
+  if (rc || (rc = qparams(c, &per_axis, &axis))) return rc;
+  const ft_tensor *x = c->in[0], *z = opt_in(c, 2);
+  if (x->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "QuantizeLinear is supported for float32 input, not %s", ft_dtype_name(x->dtype));
+  int dt = z ? z->dtype : (int)ft_attr_int(c->node, "output_dtype", FT_UINT8);
+  if (!dt) dt = FT_UINT8;
+  if (dt == FT_INT32 || !short_name(dt))
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "quantizing to %s is not supported", ft_dtype_name(dt));
+  c->out[0]->dtype = dt;
+  ft_copy_shape(c->out[0], x);
+  return 0;
+}
+
+static int quantize_plan(ft_opctx *c, ft_kcall *k) {
+  int per_axis, axis, rc = qparams(c, &per_axis, &axis);
+  if (rc) return rc;
+  switch (c->out[0]->dtype) {
+  case FT_UINT8: FT_K(k, ft_quantize_f32_u8); break;
+  case FT_INT8: FT_K(k, ft_quantize_f32_i8); break;
+  case FT_UINT16: FT_K(k, ft_quantize_f32_u16); break;
+  default: FT_K(k, ft_quantize_f32_i16); break;
+  }
+  qplan_params(c, k, per_axis, axis);
+  return 0;
+}
+
+static int dequantize_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 2), per_axis, axis;
+  if (rc || (rc = qparams(c, &per_axis, &axis))) return rc;
+  const ft_tensor *x = c->in[0], *z = opt_in(c, 2);
+  if (!short_name(x->dtype))
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "dequantizing %s is not supported", ft_dtype_name(x->dtype));
+  if (z && z->dtype != x->dtype) return ft_infer_fail(c, FT_EINVALID, "zero point is %s but x is %s", ft_dtype_name(z->dtype), ft_dtype_name(x->dtype));
+  c->out[0]->dtype = FT_FLOAT;
+  ft_copy_shape(c->out[0], x);
+  return 0;
+}
+
+static int dequantize_plan(ft_opctx *c, ft_kcall *k) {
+  int per_axis, axis, rc = qparams(c, &per_axis, &axis);
+  if (rc) return rc;
+  switch (c->in[0]->dtype) {
+  case FT_UINT8: FT_K(k, ft_dequantize_u8_f32); break;
+  case FT_INT8: FT_K(k, ft_dequantize_i8_f32); break;
+  case FT_UINT16: FT_K(k, ft_dequantize_u16_f32); break;
+  case FT_INT16: FT_K(k, ft_dequantize_i16_f32); break;
+  default: FT_K(k, ft_dequantize_i32_f32); break;
+  }
+  qplan_params(c, k, per_axis, axis);
+  return 0;
+}
+
+static int dynamic_quantize_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 1);
+  if (rc) return rc;
+  if (c->in[0]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EINVALID, "x must be float32, not %s", ft_dtype_name(c->in[0]->dtype));
+  ft_copy_shape(c->out[0], c->in[0]);
+  c->out[0]->dtype = FT_UINT8;
+  for (int j = 1; j < 3 && j < c->n_out; j++)
+    if (c->out[j]) { c->out[j]->rank = 0; c->out[j]->dtype = j == 1 ? FT_FLOAT : FT_UINT8; }
+  return 0;
+}
+
+static int dynamic_quantize_plan(ft_opctx *c, ft_kcall *k) {
+  FT_K(k, ft_dynamic_quantize_f32);
+  k->p[0] = ft_numel(c->in[0]);
+  k->p[1] = c->n_out;
+  k->np = 2;
+  return 0;
+}
+
+/* ---- MatMulInteger, QLinearMatMul --------------------------------------------------------- */
+
+typedef struct mm {
+  int64_t M, K, N;
+  int R, a_vec, b_vec;
+  int64_t bd[FT_MAX_RANK], as[FT_MAX_RANK], bs[FT_MAX_RANK];
+} mm;
+
+/* MatMul's shapes: 1-D operands promoted, batch dims broadcast. */
+static int mm_shape(ft_opctx *c, const ft_tensor *a, const ft_tensor *b, mm *g) {
+  memset(g, 0, sizeof *g);
+  if (a->rank < 1 || b->rank < 1) return ft_infer_fail(c, FT_EINVALID, "matmul operands need rank 1 or more");
+  g->a_vec = a->rank == 1;
+  g->b_vec = b->rank == 1;
+  g->M = g->a_vec ? 1 : a->dims[a->rank - 2];
+  g->K = a->dims[a->rank - 1];
+  int64_t kb = g->b_vec ? b->dims[0] : b->dims[b->rank - 2];
+  g->N = g->b_vec ? 1 : b->dims[b->rank - 1];
+  if (kb != g->K) return ft_infer_fail(c, FT_EINVALID, "inner dims differ (%lld and %lld)", (long long)g->K, (long long)kb);
+  int ra = g->a_vec ? 0 : a->rank - 2, rb = g->b_vec ? 0 : b->rank - 2;
+  g->R = ra > rb ? ra : rb;
+  int64_t sa = g->M * g->K, sb = g->K * g->N;
+  for (int i = g->R - 1; i >= 0; i--) {
+    int ia = i - (g->R - ra), ib = i - (g->R - rb);
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) return ft_infer_fail(c, FT_EINVALID, "batch dims %lld and %lld do not broadcast", (long long)da, (long long)db);
+    g->bd[i] = da > db ? da : db;
+    g->as[i] = da == 1 ? 0 : sa;
+    g->bs[i] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  return 0;
+}
+
+static void mm_out(const mm *g, ft_tensor *y) {
+  y->rank = 0;
+  for (int i = 0; i < g->R; i++) y->dims[y->rank++] = g->bd[i];
+  if (!g->a_vec) y->dims[y->rank++] = g->M;
+  if (!g->b_vec) y->dims[y->rank++] = g->N;
+}
+
+static int mm_params(const mm *g, int64_t naz, int64_t nbz, int64_t nbs, ft_kcall *k) {
+  k->p[0] = g->M; k->p[1] = g->K; k->p[2] = g->N;
+  k->p[3] = naz; k->p[4] = nbz; k->p[5] = nbs;
+  k->p[6] = g->R;
+  for (int i = 0; i < g->R; i++) { k->p[7 + i] = g->bd[i]; k->p[7 + g->R + i] = g->as[i]; k->p[7 + 2 * g->R + i] = g->bs[i]; }
+  k->np = 7 + 3 * g->R;
+  return 0;
+}
+
+static int is_8bit(int dt) { return dt == FT_UINT8 || dt == FT_INT8; }
+
+/* count of a zero point or scale: absent 1, else 1 or `per` */
+static int count_of(ft_opctx *c, const ft_tensor *t, int64_t per, const char *what, int64_t *n) {
+  *n = t ? ft_numel(t) : 1;
+  if (*n != 1 && *n != per)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "%s has %lld values; 1 or %lld are supported", what, (long long)*n, (long long)per);
+  return 0;
+}
+
+static int matmul_integer_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 2);
+  if (rc) return rc;
+  const ft_tensor *a = c->in[0], *b = c->in[1];
+  if (!is_8bit(a->dtype) || !is_8bit(b->dtype)) return ft_infer_fail(c, FT_EINVALID, "A and B must be uint8 or int8");
+  mm g;
+  if ((rc = mm_shape(c, a, b, &g))) return rc;
+  int64_t n;
+  if ((rc = count_of(c, opt_in(c, 2), g.M, "a_zero_point", &n)) || (rc = count_of(c, opt_in(c, 3), g.N, "b_zero_point", &n))) return rc;
+  c->out[0]->dtype = FT_INT32;
+  mm_out(&g, c->out[0]);
+  return 0;
+}
+
+#define PAIR_KERNEL(k, base, sa, sb, ...)                                                        \
+  do {                                                                                           \
+    if (sa == FT_UINT8 && sb == FT_UINT8) FT_K(k, base##_u8_u8##__VA_ARGS__);                    \
+    else if (sa == FT_UINT8) FT_K(k, base##_u8_i8##__VA_ARGS__);                                 \
+    else if (sb == FT_UINT8) FT_K(k, base##_i8_u8##__VA_ARGS__);                                 \
+    else FT_K(k, base##_i8_i8##__VA_ARGS__);                                                     \
+  } while (0)
+
+static int matmul_integer_plan(ft_opctx *c, ft_kcall *k) {
+  mm g;
+  int rc = mm_shape(c, c->in[0], c->in[1], &g);
+  if (rc) return rc;
+  PAIR_KERNEL(k, ft_matmul_integer, c->in[0]->dtype, c->in[1]->dtype);
+  const ft_tensor *az = opt_in(c, 2), *bz = opt_in(c, 3);
+  return mm_params(&g, az ? ft_numel(az) : 0, bz ? ft_numel(bz) : 0, 1, k);
+}
+
+/* QLinear*: a/x 0, scale 1, zp 2; b/w 3, scale 4, zp 5; y scale 6, zp 7. */
+static int qlinear_check(ft_opctx *c, int64_t per_out) {
+  int rc = need_inputs(c, 8);
+  if (rc) return rc;
+  const ft_tensor *a = c->in[0], *b = c->in[3];
+  if (!is_8bit(a->dtype) || !is_8bit(b->dtype) || !is_8bit(c->in[7]->dtype))
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "quantized operands must be uint8 or int8");
+  if (c->in[2]->dtype != a->dtype || c->in[5]->dtype != b->dtype)
+    return ft_infer_fail(c, FT_EINVALID, "zero points must have their operand's type");
+  for (int i = 1; i <= 6; i += (i == 1 ? 3 : 2))
+    if (c->in[i]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "scales must be float32");
+  int64_t n;
+  if ((rc = count_of(c, c->in[1], 1, "the first operand's scale", &n)) || (rc = count_of(c, c->in[2], 1, "the first operand's zero point", &n)) ||
+      (rc = count_of(c, c->in[4], per_out, "the second operand's scale", &n)) || (rc = count_of(c, c->in[5], per_out, "the second operand's zero point", &n)) ||
+      (rc = count_of(c, c->in[6], 1, "y_scale", &n)) || (rc = count_of(c, c->in[7], 1, "y_zero_point", &n)))
+    return rc;
+  return 0;
+}
+
+static int qlinear_matmul_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 8);
+  if (rc) return rc;
+  mm g;
+  if ((rc = mm_shape(c, c->in[0], c->in[3], &g)) || (rc = qlinear_check(c, g.N))) return rc;
+  c->out[0]->dtype = c->in[7]->dtype;
+  mm_out(&g, c->out[0]);
+  return 0;
+}
+
+static int qlinear_matmul_plan(ft_opctx *c, ft_kcall *k) {
+  mm g;
+  int rc = mm_shape(c, c->in[0], c->in[3], &g);
+  if (rc) return rc;
+  if (c->in[7]->dtype == FT_UINT8) PAIR_KERNEL(k, ft_qlinear_matmul, c->in[0]->dtype, c->in[3]->dtype, _u8);
+  else PAIR_KERNEL(k, ft_qlinear_matmul, c->in[0]->dtype, c->in[3]->dtype, _i8);
+  return mm_params(&g, 1, ft_numel(c->in[5]), ft_numel(c->in[4]), k);
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------------- */
+
+static int qconv_window(ft_opctx *c, const ft_tensor *x, const ft_tensor *w, ft_window *win) {
+  if (x->rank < 3 || x->rank > 5) return ft_infer_fail(c, FT_EUNSUPPORTED, "x has rank %d; 3 to 5 are supported", x->rank);
+  if (w->rank != x->rank) return ft_infer_fail(c, FT_EINVALID, "w has rank %d but x has rank %d", w->rank, x->rank);
+  int64_t g = ft_attr_int(c->node, "group", 1);
+  if (g < 1 || x->dims[1] % g || w->dims[0] % g || w->dims[1] * g != x->dims[1])
+    return ft_infer_fail(c, FT_EINVALID, "group %lld does not fit %lld input and %lld output channels (w has %lld per group)",
+                         (long long)g, (long long)x->dims[1], (long long)w->dims[0], (long long)w->dims[1]);
+  return ft_window_infer(c, x, w->dims + 2, x->rank - 2, 0, win);
+}
+
+static void qconv_out(const ft_tensor *x, const ft_tensor *w, const ft_window *win, ft_tensor *y) {
+  y->rank = x->rank;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = w->dims[0];
+  for (int i = 0; i < win->n; i++) y->dims[2 + i] = win->out[i];
+}
+
+static void qconv_params(ft_opctx *c, const ft_tensor *x, const ft_tensor *w, const ft_window *win,
+                         int64_t nwz, int64_t nws, ft_kcall *k) {
+  k->p[0] = x->dims[0];
+  k->p[1] = x->dims[1];
+  k->p[2] = w->dims[0];
+  k->p[3] = ft_attr_int(c->node, "group", 1);
+  k->p[4] = nwz;
+  k->p[5] = nws;
+  k->np = 6 + ft_window_params(win, k->p + 6);
+  k->p[k->np++] = opt_in(c, 2) != NULL;                      /* x zero point */
+  k->p[k->np++] = c->n_in > 8 && opt_in(c, 8) != NULL;        /* QLinearConv's bias */
+}
+
+static int conv_integer_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 2);
+  if (rc) return rc;
+  const ft_tensor *x = c->in[0], *w = c->in[1];
+  if (!is_8bit(x->dtype) || !is_8bit(w->dtype)) return ft_infer_fail(c, FT_EINVALID, "x and w must be uint8 or int8");
+  ft_window win;
+  int64_t n;
+  if ((rc = qconv_window(c, x, w, &win)) || (rc = count_of(c, opt_in(c, 2), 1, "x_zero_point", &n)) ||
+      (rc = count_of(c, opt_in(c, 3), w->dims[0], "w_zero_point", &n)))
+    return rc;
+  c->out[0]->dtype = FT_INT32;
+  qconv_out(x, w, &win, c->out[0]);
+  return 0;
+}
+
+static int conv_integer_plan(ft_opctx *c, ft_kcall *k) {
+  const ft_tensor *x = c->in[0], *w = c->in[1], *wz = opt_in(c, 3);
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc) return rc;
+  PAIR_KERNEL(k, ft_conv_integer, x->dtype, w->dtype);
+  qconv_params(c, x, w, &win, wz ? ft_numel(wz) : 0, 1, k);
+  return 0;
+}
+
+static int qlinear_conv_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 8);
+  if (rc) return rc;
+  const ft_tensor *x = c->in[0], *w = c->in[3], *bias = opt_in(c, 8);
+  ft_window win;
+  if ((rc = qconv_window(c, x, w, &win)) || (rc = qlinear_check(c, w->dims[0]))) return rc;
+  if (bias && (bias->dtype != FT_INT32 || ft_numel(bias) != w->dims[0]))
+    return ft_infer_fail(c, FT_EINVALID, "bias must be int32 with one value per output channel");
+  c->out[0]->dtype = c->in[7]->dtype;
+  qconv_out(x, w, &win, c->out[0]);
+  return 0;
+}
+
+static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
+  const ft_tensor *x = c->in[0], *w = c->in[3];
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc) return rc;
+  if (c->in[7]->dtype == FT_UINT8) PAIR_KERNEL(k, ft_qlinear_conv, x->dtype, w->dtype, _u8);
+  else PAIR_KERNEL(k, ft_qlinear_conv, x->dtype, w->dtype, _i8);
+  qconv_params(c, x, w, &win, ft_numel(c->in[5]), ft_numel(c->in[4]), k);
+  return 0;
+}
+
+const ft_opdesc ft_ops_quant[] = {
+    {"QuantizeLinear", "", quantize_infer, quantize_plan, "quant", 0},
+    {"DequantizeLinear", "", dequantize_infer, dequantize_plan, "quant", 0},
+    {"DynamicQuantizeLinear", "", dynamic_quantize_infer, dynamic_quantize_plan, "quant", 0},
+    {"MatMulInteger", "", matmul_integer_infer, matmul_integer_plan, "quant", 0},
+    {"QLinearMatMul", "", qlinear_matmul_infer, qlinear_matmul_plan, "quant", 0},
+    {"ConvInteger", "", conv_integer_infer, conv_integer_plan, "quant", 0},
+    {"QLinearConv", "", qlinear_conv_infer, qlinear_conv_plan, "quant", 0},
+    {0}};

@@ -1,0 +1,326 @@
+/* Fused multi-head attention (ftax.Attention, compiler/ops/fused_attention.c), fp32.
+ *
+ * For every batch index b1, head b2 and query row i:
+ *   s[j] = scale * sum_d q[b1,b2,i,d] * k[b1,b2,j,d]        (j over the keys)
+ *   s[j] = masked(s[j]) : additive mask and/or a select (Where) mask, in the graph's order
+ *   out[b1,b2,i,:] = softmax(s) . v[b1,b2,:,:]
+ * q, k, v and out are strided views of their buffers (the exporter's Reshape/Transpose/Split/
+ * Slice chains, resolved by the fusion pass into an offset and a stride per index), so packed
+ * QKV projections are read in place and the result lands in [B,S,H*D] order with no transpose.
+ *
+ * A work item is a group of query rows of one (b1, b2). Keys go by in blocks of KB: each
+ * block's K^T and V are packed once into the GEMM core's panels (gemm.h), then every sliver of
+ * MR rows gets its scores from the micro-kernel, its masks and softmax, and P.V from the
+ * micro-kernel again, written into the output rows. Only MR x KB scores exist at a time; with
+ * several key blocks a running row maximum and sum rescale what earlier blocks wrote (online
+ * softmax). When every key fits one block (the common case), P.V divided by the row sums is
+ * the output at once.
+ *
+ * Every element is computed by the same sequence of operations whatever the thread count. */
+#ifndef FT_ATTENTION_H
+#define FT_ATTENTION_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fastmath.h"
+#include "gemm.h"
+#include "tensor.h"
+
+/* Floats of the per-thread working buffer on the stack (packed K and V blocks, one sliver of
+ * scores and probabilities, row statistics): 128 KiB. */
+#define FT_ATTN_BUF 32768
+#define FT_ATTN_MAX_ROWS 1024 /* query rows of one work item (their statistics sit in the buffer) */
+
+/* p, laid out by compiler/ops/fused_attention.c. A view is {offset, b1 stride, b2 stride, row
+ * stride, column stride} in elements of its buffer. */
+enum {
+  FT_AT_N1, FT_AT_N2, FT_AT_SQ, FT_AT_SK, FT_AT_DK, FT_AT_DV,
+  FT_AT_Q = 6, FT_AT_K = 11, FT_AT_V = 16, /* off, b1, b2, row, col */
+  FT_AT_O = 21,                            /* off, b1, b2, row (columns contiguous) */
+  FT_AT_ADD = 25,                          /* has, b1, b2, i, j strides of the float mask */
+  FT_AT_SEL = 30,                          /* kind (0 none, 1 bool tensor, 2 causal), keep value or causal offset, b1, b2, i, j */
+  FT_AT_ADD_FIRST = 36,                    /* 1: the additive mask is applied before the select */
+  FT_AT_RG, FT_AT_KB, FT_AT_SKIP,          /* query rows per work item, keys per block, causal: skip hidden keys */
+  FT_AT_NP
+};
+enum { FT_AT_SEL_NONE = 0, FT_AT_SEL_TENSOR = 1, FT_AT_SEL_CAUSAL = 2 };
+/* f: [0] scale, [1] fill value of the select mask */
+
+static inline int64_t ft_attention_roundup(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+/* Floats of the buffer for kb keys per block and rg rows per item. */
+static inline int64_t ft_attention_buf_floats(int64_t kb, int64_t rg, int64_t dk, int64_t dv) {
+  int64_t kbp = ft_attention_roundup(kb, FT_GEMM_NR);
+  return kbp * dk + ft_attention_roundup(dv, FT_GEMM_NR) * kb + FT_GEMM_MR * (kbp + dk) + FT_GEMM_MR * FT_GEMM_NR +
+         2 * rg;
+}
+
+/* Keys per block and rows per work item. Every key in one block when it fits the buffer (no
+ * rescaling at all); rows split into groups only as far as needed to give a 16-thread machine
+ * work for every thread, since each group packs the keys and values again. Returns 0 when not
+ * even one block of NR keys fits (head sizes in the thousands). */
+static inline int ft_attention_tiles(int64_t n1, int64_t n2, int64_t sq, int64_t sk, int64_t dk, int64_t dv,
+                                     int64_t *rg, int64_t *kb) {
+  int64_t groups = (16 + n1 * n2 - 1) / (n1 * n2), most = sq / (4 * FT_GEMM_MR);
+  if (groups > most) groups = most;
+  if (groups < 1) groups = 1;
+  if ((sq + groups - 1) / groups > FT_ATTN_MAX_ROWS) groups = (sq + FT_ATTN_MAX_ROWS - 1) / FT_ATTN_MAX_ROWS;
+  *rg = ft_attention_roundup((sq + groups - 1) / groups, FT_GEMM_MR);
+  if (*rg > sq) *rg = sq;
+  if (ft_attention_buf_floats(sk, *rg, dk, dv) <= FT_ATTN_BUF) {
+    *kb = sk;
+    return 1;
+  }
+  for (int64_t k = 16 * FT_GEMM_NR; k >= FT_GEMM_NR; k -= FT_GEMM_NR)
+    if (ft_attention_buf_floats(k, *rg, dk, dv) <= FT_ATTN_BUF) {
+      *kb = k;
+      return 1;
+    }
+  return 0;
+}
+
+/* t (mr x NR, row-major) = A (mr rows at a + i * lda, contiguous along k) x B (a packed kc x NR
+ * panel of gemm.h). gemm.h's micro-kernel wants A packed into MR-row slivers; here A is a
+ * sliver of Q rows or of the probabilities just computed, both already in L1, so reading them
+ * in place saves a transposing copy per sliver. mr is a constant in each instance. */
+static inline __attribute__((always_inline)) void ft_attn_ukernel(const int mr, int64_t kc, const float *restrict a,
+                                                                  int64_t lda, const float *restrict b,
+                                                                  float *restrict t) {
+  ft_v16f c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
+  for (int64_t k = 0; k < kc; k++) {
+    ft_v16f b0 = *(const ft_v16u *)b, b1 = *(const ft_v16u *)(b + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      const float ai = a[i * lda + k];
+      c0[i] += ai * b0;
+      c1[i] += ai * b1;
+    }
+    b += FT_GEMM_NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    *(ft_v16u *)(t + i * FT_GEMM_NR) = c0[i];
+    *(ft_v16u *)(t + i * FT_GEMM_NR + 16) = c1[i];
+  }
+}
+
+#define FT_ATTN_UK(MR_)                                                                          \
+  static void ft_attn_ukernel_##MR_(int64_t kc, const float *a, int64_t lda, const float *b, float *t) { \
+    ft_attn_ukernel(MR_, kc, a, lda, b, t);                                                      \
+  }
+FT_ATTN_UK(1) FT_ATTN_UK(2) FT_ATTN_UK(3) FT_ATTN_UK(4) FT_ATTN_UK(5) FT_ATTN_UK(6)
+FT_ATTN_UK(7) FT_ATTN_UK(8)
+#if FT_GEMM_MR > 8
+FT_ATTN_UK(9) FT_ATTN_UK(10) FT_ATTN_UK(11) FT_ATTN_UK(12)
+#endif
+#if FT_GEMM_MR > 12
+FT_ATTN_UK(13) FT_ATTN_UK(14)
+#endif
+#undef FT_ATTN_UK
+
+static void ft_attn_ukernel_mr(int mr, int64_t kc, const float *a, int64_t lda, const float *b, float *t) {
+  switch (mr) {
+  case 1: ft_attn_ukernel_1(kc, a, lda, b, t); break;
+  case 2: ft_attn_ukernel_2(kc, a, lda, b, t); break;
+  case 3: ft_attn_ukernel_3(kc, a, lda, b, t); break;
+  case 4: ft_attn_ukernel_4(kc, a, lda, b, t); break;
+  case 5: ft_attn_ukernel_5(kc, a, lda, b, t); break;
+  case 6: ft_attn_ukernel_6(kc, a, lda, b, t); break;
+  case 7: ft_attn_ukernel_7(kc, a, lda, b, t); break;
+  case 8: ft_attn_ukernel_8(kc, a, lda, b, t); break;
+#if FT_GEMM_MR > 8
+  case 9: ft_attn_ukernel_9(kc, a, lda, b, t); break;
+  case 10: ft_attn_ukernel_10(kc, a, lda, b, t); break;
+  case 11: ft_attn_ukernel_11(kc, a, lda, b, t); break;
+  case 12: ft_attn_ukernel_12(kc, a, lda, b, t); break;
+#endif
+#if FT_GEMM_MR > 12
+  case 13: ft_attn_ukernel_13(kc, a, lda, b, t); break;
+  case 14: ft_attn_ukernel_14(kc, a, lda, b, t); break;
+#endif
+  default: break;
+  }
+}
+
+/* Maximum of x[0..n), n >= 1, in 16 lanes that vectorize (a plain select: a NaN score makes
+ * its whole row NaN through exp anyway). */
+static inline float ft_attn_rowmax(const float *restrict x, int64_t n) {
+  float lane[16];
+  for (int l = 0; l < 16; l++) lane[l] = x[0];
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (int l = 0; l < 16; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+  for (; j < n; j++) lane[0] = x[j] > lane[0] ? x[j] : lane[0];
+  float m = lane[0];
+  for (int l = 1; l < 16; l++) m = lane[l] > m ? lane[l] : m;
+  return m;
+}
+
+/* x = exp(x - m) over x[0..n); returns the sum (16 lanes). */
+static inline float ft_attn_exp_sum(float *restrict x, int64_t n, float m) {
+  float lane[16] = {0};
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (int l = 0; l < 16; l++) {
+      float e = ft_expf(x[j + l] - m);
+      x[j + l] = e;
+      lane[l] += e;
+    }
+  for (; j < n; j++) {
+    x[j] = ft_expf(x[j] - m);
+    lane[0] += x[j];
+  }
+  float t = 0;
+  for (int l = 0; l < 16; l++) t += lane[l];
+  return t;
+}
+
+/* The masks on one row of scores s[0..n) (keys j0..j0+n) of query row i. */
+static inline void ft_attention_mask_row(const int64_t *p, float fill, const float *addm,
+                                         const uint8_t *selm, int64_t b1, int64_t b2, int64_t i,
+                                         int64_t j0, int64_t n, float *restrict s) {
+  const int64_t *A = p + FT_AT_ADD, *S = p + FT_AT_SEL;
+  for (int pass = 0; pass < 2; pass++) {
+    int add_now = (pass == 0) == (p[FT_AT_ADD_FIRST] != 0);
+    if (add_now && A[0]) {
+      const float *m = addm + b1 * A[1] + b2 * A[2] + i * A[3] + j0 * A[4];
+      if (A[4] == 1) for (int64_t j = 0; j < n; j++) s[j] += m[j];
+      else for (int64_t j = 0; j < n; j++) s[j] += m[j * A[4]];
+    } else if (!add_now && S[0] == FT_AT_SEL_TENSOR) {
+      const uint8_t *m = selm + b1 * S[2] + b2 * S[3] + i * S[4] + j0 * S[5];
+      const uint8_t keep = (uint8_t)S[1];
+      if (S[5] == 1) for (int64_t j = 0; j < n; j++) s[j] = (m[j] != 0) == keep ? s[j] : fill;
+      else for (int64_t j = 0; j < n; j++) s[j] = (m[j * S[5]] != 0) == keep ? s[j] : fill;
+    } else if (!add_now && S[0] == FT_AT_SEL_CAUSAL) {
+      int64_t first_masked = i + S[1] + 1 - j0; /* keys j <= i + offset are kept */
+      for (int64_t j = first_masked < 0 ? 0 : first_masked; j < n; j++) s[j] = fill;
+    }
+  }
+}
+
+/* Query rows [r0, r1) of one (b1, b2). Per key block, K^T and V are packed once into GEMM
+ * panels; then for every sliver of MR rows: scores (micro-kernel on the Q rows in place),
+ * masks, softmax (online across blocks), P.V (micro-kernel on the scores' rows) into the
+ * output rows, divided by the row sums on the way. */
+static void ft_attention_item(const int64_t *p, const double *f, const void *const *in,
+                              void *const *out, int64_t b1, int64_t b2, int64_t r0, int64_t r1) {
+  float buf[FT_ATTN_BUF] __attribute__((aligned(64)));
+  const int64_t sk = p[FT_AT_SK], dk = p[FT_AT_DK], dv = p[FT_AT_DV], KB = p[FT_AT_KB];
+  const int64_t *Q = p + FT_AT_Q, *K = p + FT_AT_K, *V = p + FT_AT_V, *O = p + FT_AT_O;
+  const float *q = (const float *)in[0] + Q[0] + b1 * Q[1] + b2 * Q[2];
+  const float *k = (const float *)in[1] + K[0] + b1 * K[1] + b2 * K[2];
+  const float *v = (const float *)in[2] + V[0] + b1 * V[1] + b2 * V[2];
+  const float *addm = (const float *)in[3];
+  const uint8_t *selm = (const uint8_t *)in[4];
+  float *o = (float *)out[0] + O[0] + b1 * O[1] + b2 * O[2];
+  const float scale = (float)f[0], fill = (float)f[1];
+  const int skip = p[FT_AT_SEL] == FT_AT_SEL_CAUSAL && p[FT_AT_SKIP];
+  const int64_t off = p[FT_AT_SEL + 1];
+  /* with a causal mask whose fill underflows exp, keys past the last row's diagonal add exact
+   * zeros: leave them out */
+  int64_t kend = sk;
+  if (skip && r1 + off < sk) kend = r1 + off > 0 ? r1 + off : 1;
+  const int single = kend <= KB;
+  const int64_t kbp = ft_attention_roundup(KB, FT_GEMM_NR), nvp = (dv + FT_GEMM_NR - 1) / FT_GEMM_NR;
+  float *kp = buf, *vp = kp + kbp * dk, *s = vp + nvp * FT_GEMM_NR * KB;
+  float *qs = s + FT_GEMM_MR * kbp, *t = qs + FT_GEMM_MR * dk, *mx = t + FT_GEMM_MR * FT_GEMM_NR, *sum = mx + (r1 - r0);
+
+  for (int64_t j0 = 0; j0 < kend; j0 += KB) {
+    const int64_t n = kend - j0 < KB ? kend - j0 : KB;
+    for (int64_t jr = 0; jr * FT_GEMM_NR < n; jr++) /* K^T block: element (d, j) */
+      ft_gemm_pack_b_panel(n, k + j0 * K[3], K[4], K[3], jr, 0, dk, kp + jr * dk * FT_GEMM_NR);
+    for (int64_t jr = 0; jr < nvp; jr++)
+      ft_gemm_pack_b_panel(dv, v + j0 * V[3], V[3], V[4], jr, 0, n, vp + jr * n * FT_GEMM_NR);
+    for (int64_t s0 = r0; s0 < r1; s0 += FT_GEMM_MR) {
+      const int mr = r1 - s0 < FT_GEMM_MR ? (int)(r1 - s0) : FT_GEMM_MR;
+      int64_t ns = n; /* keys of this block the sliver needs */
+      if (skip && s0 + mr + off - j0 < ns) ns = s0 + mr + off - j0;
+      if (ns <= 0) continue; /* all hidden: the running sums stay as they are */
+      const float *qa = q + s0 * Q[3];
+      int64_t lda = Q[3];
+      if (Q[4] != 1 && dk > 1) { /* q's columns are strided: gather the sliver's rows */
+        for (int r = 0; r < mr; r++)
+          for (int64_t d = 0; d < dk; d++) qs[r * dk + d] = qa[r * Q[3] + d * Q[4]];
+        qa = qs;
+        lda = dk;
+      }
+      for (int64_t jr = 0; jr * FT_GEMM_NR < ns; jr++) {
+        const int64_t c0 = jr * FT_GEMM_NR, nc = ns - c0 < FT_GEMM_NR ? ns - c0 : FT_GEMM_NR;
+        ft_attn_ukernel_mr(mr, dk, qa, lda, kp + jr * dk * FT_GEMM_NR, t);
+        for (int r = 0; r < mr; r++) {
+          float *sr = s + r * kbp + c0;
+          const float *tr = t + r * FT_GEMM_NR;
+          if (nc == FT_GEMM_NR) for (int c = 0; c < FT_GEMM_NR; c++) sr[c] = scale * tr[c];
+          else for (int64_t c = 0; c < nc; c++) sr[c] = scale * tr[c];
+        }
+      }
+      float corr[FT_GEMM_MR], inv[FT_GEMM_MR];
+      for (int r = 0; r < mr; r++) {
+        const int64_t i = s0 + r;
+        float *sr = s + r * kbp;
+        ft_attention_mask_row(p, fill, addm, selm, b1, b2, i, j0, ns, sr);
+        const float m = ft_attn_rowmax(sr, ns);
+        const float m_new = j0 == 0 || m > mx[i - r0] ? m : mx[i - r0];
+        const float tot = ft_attn_exp_sum(sr, ns, m_new);
+        if (single) { /* the only block: P.V / sum is the output */
+          inv[r] = 1.0f / tot;
+        } else if (j0 == 0) {
+          sum[i - r0] = tot;
+        } else { /* what earlier blocks summed, rescaled to the new maximum */
+          corr[r] = ft_expf(mx[i - r0] - m_new);
+          sum[i - r0] = sum[i - r0] * corr[r] + tot;
+        }
+        mx[i - r0] = m_new;
+      }
+      for (int64_t jr = 0; jr < nvp; jr++) {
+        const int64_t c0 = jr * FT_GEMM_NR, nc = dv - c0 < FT_GEMM_NR ? dv - c0 : FT_GEMM_NR;
+        ft_attn_ukernel_mr(mr, ns, s, kbp, vp + jr * n * FT_GEMM_NR, t);
+        for (int r = 0; r < mr; r++) {
+          float *orow = o + (s0 + r) * O[3] + c0;
+          const float *tr = t + r * FT_GEMM_NR;
+          if (single) {
+            const float ir = inv[r];
+            if (nc == FT_GEMM_NR) for (int c = 0; c < FT_GEMM_NR; c++) orow[c] = tr[c] * ir;
+            else for (int64_t c = 0; c < nc; c++) orow[c] = tr[c] * ir;
+          } else if (j0 == 0) {
+            if (nc == FT_GEMM_NR) for (int c = 0; c < FT_GEMM_NR; c++) orow[c] = tr[c];
+            else for (int64_t c = 0; c < nc; c++) orow[c] = tr[c];
+          } else {
+            const float cr = corr[r];
+            if (nc == FT_GEMM_NR) for (int c = 0; c < FT_GEMM_NR; c++) orow[c] = orow[c] * cr + tr[c];
+            else for (int64_t c = 0; c < nc; c++) orow[c] = orow[c] * cr + tr[c];
+          }
+        }
+      }
+    }
+  }
+  if (!single)
+    for (int64_t i = r0; i < r1; i++) {
+      const float inv = 1.0f / sum[i - r0];
+      float *orow = o + i * O[3];
+      for (int64_t d = 0; d < dv; d++) orow[d] *= inv;
+    }
+}
+
+static void ft_attention_f32(const int64_t *p, const double *f, const void *const *in,
+                             void *const *out, void *scratch) {
+  (void)scratch;
+  const int64_t n1 = p[FT_AT_N1], n2 = p[FT_AT_N2], sq = p[FT_AT_SQ], RG = p[FT_AT_RG];
+  if (n1 <= 0 || n2 <= 0 || sq <= 0 || p[FT_AT_DV] <= 0) return;
+  const int64_t ng = (sq + RG - 1) / RG, n = n1 * n2 * ng;
+  const int64_t flops = n1 * n2 * sq * p[FT_AT_SK] * (p[FT_AT_DK] + p[FT_AT_DV]) * 2;
+  (void)flops;
+  /* items differ in cost under a causal mask: hand them out one at a time (each item is
+   * computed the same way whichever thread takes it) */
+#pragma omp parallel for schedule(dynamic, 1) if (flops > FT_GEMM_PAR_FLOPS)
+  for (int64_t it = 0; it < n; it++) {
+    int64_t grp = it % ng, bh = it / ng, r0 = grp * RG, r1 = r0 + RG < sq ? r0 + RG : sq;
+    ft_attention_item(p, f, in, out, bh / n2, bh % n2, r0, r1);
+  }
+}
+
+#endif
