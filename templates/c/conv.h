@@ -192,22 +192,6 @@ static void ft_dw_geometry(const int64_t *p, ft_dw_geo *g) {
     if (ft_dw_band_floats(p, g, r) <= FT_DW_BUF && (r * g->Wq + 31) / 32 * 32 <= FT_DW_BUF) { g->rows = r; break; }
 }
 
-/* dst[0, n) = src[0, n). Rows of small planes are shorter than a vector, so with AVX-512 the
- * tail is one masked load and store (masked-off lanes neither fault nor write), not a scalar
- * loop; elsewhere a plain loop. */
-static inline void ft_dw_copy(float *dst, const float *src, int64_t n) {
-#ifdef __AVX512F__
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, _mm512_loadu_ps(src + j));
-  if (j < n) {
-    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
-    _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
-  }
-#else
-  for (int64_t j = 0; j < n; j++) dst[j] = src[j];
-#endif
-}
-
 /* d0[j] = src[2j], d1[j] = src[2j + 1] for j < n: a stride-2 row into its two phases. */
 static inline void ft_dw_deinterleave2(float *restrict d0, float *restrict d1, const float *src, int64_t n) {
 #ifdef __AVX512F__
@@ -240,7 +224,7 @@ static inline void ft_dw_deinterleave2(float *restrict d0, float *restrict d1, c
  * stay zero from when the buffer was cleared. */
 static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *const *dst) {
   int64_t s = g->s;
-  if (s == 1) ft_dw_copy(dst[0] + g->j0[0], src + g->j0[0], g->j1[0] - g->j0[0]);
+  if (s == 1) ft_copy_floats(dst[0] + g->j0[0], src + g->j0[0], g->j1[0] - g->j0[0]);
   else if (s == 2) { /* both phases at once where both are inside, then the edges */
     float *d0 = dst[0], *d1 = dst[1];
     int64_t lo = g->j0[0] > g->j0[1] ? g->j0[0] : g->j0[1], hi = g->j1[0] < g->j1[1] ? g->j1[0] : g->j1[1];
@@ -283,6 +267,8 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       if (++hr == s) { hr = 0; hq++; }
     }
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
+    /* without a residual, Relu and Clip apply to the accumulators as they are stored */
+    const ft_gemm_epi *ea = !res && (e->act == FT_ACT_RELU || e->act == FT_ACT_CLIP) ? e : NULL;
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
       ft_v16f a[8];
@@ -294,6 +280,9 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
       }
+      if (ea)
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++) ft_gemm_act16(&a[v], ea);
 #pragma GCC unroll 8
       for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
     }
@@ -303,18 +292,27 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
         a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
         a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
       }
+      if (ea) {
+        ft_gemm_act16(&a0, ea);
+        ft_gemm_act16(&a1, ea);
+      }
       *(ft_v16u *)(ext + n) = a0;
       *(ft_v16u *)(ext + n + 16) = a1;
     }
     for (; n < next; n += 16) {
       ft_v16f a0 = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
+      if (ea) ft_gemm_act16(&a0, ea);
       *(ft_v16u *)(ext + n) = a0;
     }
-    /* out of the band, then the epilogue over the band's output while it is in L1 */
+    /* out of the band, through the epilogue */
     float *yb = y + oh0 * OW;
-    for (int64_t r = 0; r < R; r++) ft_dw_copy(yb + r * OW, ext + r * Wq, OW);
-    ft_gemm_finish(yb, res ? res + oh0 * OW : NULL, R * OW, e);
+    const float *rb = res ? res + oh0 * OW : NULL;
+    if (!res && e->act && !ea) ft_gemm_act(ext, (next + 15) / 16 * 16, e); /* Sigmoid, SiLU: whole vectors */
+    if (!res)
+      for (int64_t r = 0; r < R; r++) ft_copy_floats(yb + r * OW, ext + r * Wq, OW);
+    else
+      for (int64_t r = 0; r < R; r++) ft_gemm_finish_to(yb + r * OW, ext + r * Wq, rb ? rb + r * OW : NULL, OW, e);
   }
 }
 

@@ -28,6 +28,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 #include "fastmath.h"
 #include "tensor.h"
 
@@ -275,12 +279,9 @@ static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, 
     for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
 }
 
-/* The end of the epilogue on n finished outputs: residual (before), activation, residual
- * (after). Shared by the GEMM tiles and the depthwise conv. */
-static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict c,
-                                                                 const float *restrict res,
-                                                                 int64_t n, const ft_gemm_epi *e) {
-  if (res && !e->res_after) for (int64_t j = 0; j < n; j++) c[j] += res[j];
+/* The activation on n values. */
+static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c, int64_t n,
+                                                              const ft_gemm_epi *e) {
   if (e->act == FT_ACT_RELU) /* NaN stays NaN, as in the Relu op */
     for (int64_t j = 0; j < n; j++) c[j] = c[j] < 0 ? 0 : c[j];
   else if (e->act == FT_ACT_CLIP) {
@@ -292,7 +293,121 @@ static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict
     for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
   else if (e->act >= FT_ACT_TANH && e->act <= FT_ACT_GELU_TANH)
     ft_gemm_act_row(c, (int)n, e->act);
+}
+
+/* The end of the epilogue on n finished outputs in place: residual (before), activation,
+ * residual (after). */
+static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict c,
+                                                                 const float *restrict res,
+                                                                 int64_t n, const ft_gemm_epi *e) {
+  if (res && !e->res_after) for (int64_t j = 0; j < n; j++) c[j] += res[j];
+  ft_gemm_act(c, n, e);
   if (res && e->res_after) for (int64_t j = 0; j < n; j++) c[j] += res[j];
+}
+
+/* ---- the epilogue a vector at a time -------------------------------------------------------
+ * For a fused op's edge pieces (rows of a tile cut at an output row's end, or the last panel)
+ * and the depthwise conv's rows: the residual and the activation run on values in registers
+ * and each result is stored once, as a whole or partial vector. Finishing such short pieces
+ * in memory instead costs scalar tails, whose selects compile to branches that mispredict at
+ * every sign change (and reloads of just-stored values, which wait for the stores when they
+ * straddle them). Partial vectors are AVX-512 masked loads and stores (masked-off lanes
+ * neither fault nor write); other targets go through a small buffer. */
+typedef int32_t ft_v16i __attribute__((vector_size(64)));
+
+/* m ? a : b per lane (m from a vector comparison). Vectors go by pointer between these
+ * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
+#define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
+
+/* *v = lanes [0, k) of p, zeros after (k <= 16). */
+static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
+  if (k >= 16) { *v = *(const ft_v16u *)p; return; }
+#ifdef __AVX512F__
+  *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
+#else
+  float b[16] __attribute__((aligned(64))) = {0};
+  for (int64_t j = 0; j < k; j++) b[j] = p[j];
+  *v = *(const ft_v16f *)b;
+#endif
+}
+
+static inline __attribute__((always_inline)) void ft_v16_store(float *p, const ft_v16f *v, int64_t k) {
+  if (k >= 16) { *(ft_v16u *)p = *v; return; }
+#ifdef __AVX512F__
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
+#else
+  float b[16] __attribute__((aligned(64)));
+  *(ft_v16f *)b = *v;
+  for (int64_t j = 0; j < k; j++) p[j] = b[j];
+#endif
+}
+
+/* The activation on one vector: Relu and Clip as selects in registers (the comparisons of
+ * ft_gemm_act); Sigmoid and SiLU through ft_gemm_act on an aligned buffer, which the
+ * compiler vectorizes. */
+static inline __attribute__((always_inline)) void ft_gemm_act16(ft_v16f *y, const ft_gemm_epi *e) {
+#ifdef __AVX512F__ /* one masked move per select */
+  __m512 v = (__m512)*y;
+  if (e->act == FT_ACT_RELU) {
+    *y = (ft_v16f)_mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+    return;
+  }
+  if (e->act == FT_ACT_CLIP) {
+    __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
+    __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), above = _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ);
+    *y = (ft_v16f)_mm512_mask_mov_ps(_mm512_mask_mov_ps(v, above, hi), below, lo);
+    return;
+  }
+#else
+  if (e->act == FT_ACT_RELU) {
+    *y = FT_V16_SELECT(*y < 0, (ft_v16f){0}, *y);
+    return;
+  }
+  if (e->act == FT_ACT_CLIP) {
+    ft_v16f lo = (ft_v16f){0} + e->lo, hi = (ft_v16f){0} + e->hi;
+    *y = FT_V16_SELECT(*y < lo, lo, FT_V16_SELECT(*y > hi, hi, *y));
+    return;
+  }
+#endif
+  if (e->act) {
+    float b[16] __attribute__((aligned(64)));
+    *(ft_v16f *)b = *y;
+    ft_gemm_act(b, 16, e);
+    *y = *(const ft_v16f *)b;
+  }
+}
+
+/* Residual (k lanes at res, or none), activation, residual, store of k <= 16 values. */
+static inline __attribute__((always_inline)) void ft_gemm_epi16(float *c, ft_v16f *y, const float *res,
+                                                                int64_t k, const ft_gemm_epi *e) {
+  ft_v16f r = {0};
+  if (res) ft_v16_load(&r, res, k);
+  if (res && !e->res_after) *y += r;
+  ft_gemm_act16(y, e);
+  if (res && e->res_after) *y += r;
+  ft_v16_store(c, y, k);
+}
+
+/* c[0, n) = epilogue(x[0, n)): the depthwise conv's way out of its band buffer. */
+static inline __attribute__((always_inline)) void ft_gemm_finish_to(float *c, const float *x,
+                                                                    const float *res, int64_t n,
+                                                                    const ft_gemm_epi *e) {
+  for (int64_t h = 0; h < n; h += 16) {
+    int64_t k = n - h < 16 ? n - h : 16;
+    ft_v16f y;
+    ft_v16_load(&y, x + h, k);
+    ft_gemm_epi16(c + h, &y, res ? res + h : NULL, k, e);
+  }
+}
+
+/* dst[0, n) = src[0, n) for short rows: whole vectors and one partial one, no scalar tail. */
+static inline void ft_copy_floats(float *dst, const float *src, int64_t n) {
+  for (int64_t h = 0; h < n; h += 16) {
+    int64_t k = n - h < 16 ? n - h : 16;
+    ft_v16f v;
+    ft_v16_load(&v, src + h, k);
+    ft_v16_store(dst + h, &v, k);
+  }
 }
 
 /* One row of a tile into C: n is NR (a constant after inlining: vector code) or the edge. */
@@ -303,6 +418,29 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
                                                               const ft_gemm_epi *e, int first,
                                                               int last, const float *res) {
   float alpha = e->alpha;
+  if (last && (e->act || res) && n < FT_GEMM_NR) { /* a fused op's epilogue on an edge piece */
+    float bv = first && bias && bcs == 0 ? e->beta * bias[0] : 0.0f;
+    for (int h = 0; h < n; h += 16) {
+      int64_t k = n - h < 16 ? n - h : 16;
+      ft_v16f y, z;
+      ft_v16_load(&y, t + h, k); /* a piece may start inside t's row */
+      y *= alpha;
+      if (!first) {
+        ft_v16_load(&z, c + h, k);
+        y += z;
+      } else if (bias && bcs == 0) y += bv;
+      else if (bias && bcs == 1) {
+        ft_v16_load(&z, bias + h, k);
+        y += e->beta * z;
+      } else if (bias) {
+        float b[16] __attribute__((aligned(64))) = {0};
+        for (int64_t j = 0; j < k; j++) b[j] = bias[(h + j) * bcs];
+        y += e->beta * *(const ft_v16f *)b;
+      }
+      ft_gemm_epi16(c + h, &y, res ? res + h : NULL, k, e);
+    }
+    return;
+  }
   if (!first) for (int j = 0; j < n; j++) c[j] += alpha * t[j];
   else if (!bias) for (int j = 0; j < n; j++) c[j] = alpha * t[j];
   else if (bcs == 0) {
@@ -315,7 +453,7 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
     float beta = e->beta;
     for (int j = 0; j < n; j++) c[j] = alpha * t[j] + beta * bias[j * bcs];
   }
-  if (last) ft_gemm_finish(c, res, n, e);
+  if (last && (e->act || res)) ft_gemm_finish(c, res, n, e); /* a whole row (n is NR): vector code */
 }
 
 static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0,
