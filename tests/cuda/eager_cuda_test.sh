@@ -1,19 +1,28 @@
 #!/bin/sh
-# ftax-eager --device cuda on one model, without a GPU: ftax-eager-emu (the eager CUDA runtime
-# built against tests/cuda/emu) runs data set SET, its outputs are compared with the reference
-# (the tolerance of tests/e2e/run_model_test.sh, or MODEL_DIR/tolerance), then:
+# ftax-eager --device cuda on one model: data set SET runs, its outputs are compared with the
+# reference (the tolerance of tests/e2e/run_model_test.sh, or MODEL_DIR/tolerance), then
 #   - --bench --profile: the profile says device cuda, its kernel time is at most its wall time,
 #     and the per-op rows add up to the kernel time;
-#   - without a device (FTAX_EMU_NO_DEVICE=1) and without code for it (FTAX_EMU_NO_IMAGE=1) it
-#     fails with exit 2 and says so, writing no output.
-#   eager_emu_test.sh BUILD_DIR MODEL_DIR SET_DIR WORK_DIR
-build=$1; model=$2; set=$3; work=$4
-name=eager_emu_$(basename "$model")
+#   - emu only: without a device (FTAX_EMU_NO_DEVICE=1) and without code for it
+#     (FTAX_EMU_NO_IMAGE=1) it fails with exit 2 and says so, writing no output.
+#   eager_cuda_test.sh emu|gpu BUILD_DIR MODEL_DIR SET_DIR WORK_DIR
+# emu: ftax-eager-emu (the eager CUDA runtime built against tests/cuda/emu, no GPU needed);
+# gpu: the real ftax-eager on a GPU, skipped (exit 77) without one.
+mode=$1; build=$2; model=$3; set=$4; work=$5
+name=eager_${mode}_$(basename "$model")
 dir="$work/$name"
 rm -rf "$dir"
 mkdir -p "$dir/out" || exit 4
 log="$dir/log"
-eager="$build/ftax-eager-emu"
+eager="$build/ftax-eager"
+where="on $mode"
+if [ "$mode" = emu ]; then
+  eager="$build/ftax-eager-emu"
+  where="under CPU emulation"
+else
+  probe=$("$build/ftax-cuda-probe") || { echo "$name: skipped: $probe"; exit 77; }
+  where="on $probe"
+fi
 [ -x "$eager" ] || { echo "$name: $eager was not built"; exit 2; }
 
 set --
@@ -32,7 +41,7 @@ n=0
 while [ -e "$set/input_$n.pb" ]; do set -- "$@" "$set/input_$n.pb"; n=$((n + 1)); done
 
 if ! "$eager" "$model/model.onnx" --device cuda "$@" --output-dir "$dir/out" >>"$log" 2>&1; then
-  cat "$log"; echo "$name: ftax-eager --device cuda failed under emulation"; exit 6
+  cat "$log"; echo "$name: ftax-eager --device cuda failed $where"; exit 6
 fi
 tol="--atol 1e-4 --rtol 1e-3"
 [ -f "$model/tolerance" ] && tol=$(grep -v '^ *#' "$model/tolerance")
@@ -43,7 +52,7 @@ while [ -e "$set/output_$k.pb" ]; do
   k=$((k + 1))
 done
 [ $k -gt 0 ] || { echo "$name: the data set has no output_0.pb"; exit 2; }
-[ $bad = 0 ] || { cat "$log"; echo "$name: outputs differ from the reference under emulation"; exit 5; }
+[ $bad = 0 ] || { cat "$log"; echo "$name: outputs differ from the reference $where"; exit 5; }
 
 # the profile: GPU time from events, wall time around the run
 "$eager" "$model/model.onnx" --device cuda "$@" --bench --warmup 1 --iters 2 --profile --json >"$dir/profile.json" 2>>"$log" || {
@@ -60,6 +69,10 @@ grep '^{"profile"' "$dir/profile.json" | tr ',{}[]' '\n\n\n\n\n' | awk -F': *' '
     exit !ok
   }' || { cat "$dir/profile.json"; echo "$name: the profile does not add up"; exit 5; }
 
+if [ "$mode" != emu ]; then
+  echo "$name: pass $where ($k output(s), $tol; profile adds up)"
+  exit 0
+fi
 # no device, no code for the device: exit 2, a reason, nothing written
 for env in FTAX_EMU_NO_DEVICE FTAX_EMU_NO_IMAGE; do
   rm -rf "$dir/none"; mkdir -p "$dir/none"
@@ -70,4 +83,4 @@ for env in FTAX_EMU_NO_DEVICE FTAX_EMU_NO_IMAGE; do
     cat "$dir/none.log"; echo "$name: with $env=1 expected exit 2 saying '$want' and no output (exit $rc)"; exit 5
   fi
 done
-echo "$name: pass under CPU emulation ($k output(s), $tol; profile adds up; no device -> exit 2)"
+echo "$name: pass $where ($k output(s), $tol; profile adds up; no device -> exit 2)"
