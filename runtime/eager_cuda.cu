@@ -15,8 +15,9 @@
  * kernel time and framework overhead. When the host is the bottleneck the GPU would reach the
  * start event long before the host has queued the kernel, and the gap would count as kernel
  * time; so a one-thread gate kernel holds the stream until the node's launches are all queued
- * (it spins on a word of pinned host memory the host then sets). The gates cost one small launch
- * per node: a profiled run's wall time is a little above an unprofiled one's.
+ * (it spins on a word of pinned host memory the host then sets; not on a node's first launch,
+ * when the driver may still load its kernels). The gates cost one small launch per node: a
+ * profiled run's wall time is a little above an unprofiled one's.
  *
  * Built by nvcc for the GPU, and by the host C++ compiler against tests/cuda/emu (the CPU stand-in
  * for the CUDA runtime, cuBLASLt and cuDNN) for the tests that run without a GPU. */
@@ -66,6 +67,7 @@ typedef struct cuda_dev {
   node_plan *plans;      /* per node */
   cudaEvent_t *ev;       /* per node: start, end */
   unsigned char *timed;  /* per node: its events were recorded in this run */
+  unsigned char *warm;   /* per node: launched before (its kernels are loaded) */
   block_list free_list[FT_CACHE_CLASSES];
   size_t reserved, in_use, peak;
   uint64_t hits, misses;
@@ -74,6 +76,15 @@ typedef struct cuda_dev {
 static int err_out(ft_err *e, int code, const char *msg) { return ft_fail(e, code, "%s", msg); }
 
 /* ---- caching device allocator --------------------------------------------------------------- */
+
+static int ftc_zero_async(cuda_dev *d, void *p, size_t n) {
+#ifndef FTAX_CUDA_EMULATION
+  if (cudaMemsetAsync(p, 0, n, d->env.stream) != cudaSuccess) { cudaGetLastError(); return 0; }
+#else
+  (void)d; (void)p; (void)n; /* the emulation keeps its NaN fill, to show reads of unwritten memory */
+#endif
+  return 1;
+}
 
 static void *dev_alloc(void *ctx, size_t bytes, int *cls) {
   cuda_dev *d = (cuda_dev *)ctx;
@@ -87,6 +98,9 @@ static void *dev_alloc(void *ctx, size_t bytes, int *cls) {
     d->hits++;
   } else {
     if (cudaMalloc(&p, cb) != cudaSuccess) { cudaGetLastError(); return NULL; }
+    /* new blocks start zeroed, as a program's arena does: cuDNN's fused convolution may read its
+       output scaled by 0 (recycled blocks hold earlier, finite activations) */
+    if (!ftc_zero_async(d, p, cb)) { cudaFree(p); return NULL; }
     d->reserved += cb;
     d->misses++;
   }
@@ -163,6 +177,7 @@ static void dev_close(void *ctx) {
   free(d->plans);
   free(d->ev);
   free(d->timed);
+  free(d->warm);
   free(d);
 }
 
@@ -188,11 +203,12 @@ static int dev_open(void **out, int n_nodes, ft_err *e) {
   d->plans = (node_plan *)calloc((size_t)n_nodes + 1, sizeof *d->plans);
   d->ev = (cudaEvent_t *)calloc(2 * (size_t)n_nodes + 2, sizeof *d->ev);
   d->timed = (unsigned char *)calloc((size_t)n_nodes + 1, 1);
+  d->warm = (unsigned char *)calloc((size_t)n_nodes + 1, 1);
   d->env.sm_count = prop.multiProcessorCount;
   d->env.math = FTC_MATH_FP32;
   const char *s = getenv("FTAX_CUDA_VERBOSE");
   d->env.verbose = s && s[0] == '1';
-  if (!d->plans || !d->ev || !d->timed) { dev_close(d); return ft_fail(e, FT_EIO, "out of memory"); }
+  if (!d->plans || !d->ev || !d->timed || !d->warm) { dev_close(d); return ft_fail(e, FT_EIO, "out of memory"); }
   d->env.workspace_bytes = FTC_EAGER_WORKSPACE;
   void *gate = NULL;
   if (ftc_init_stream(&d->env) || ftc_alloc(&d->env, &d->env.workspace, d->env.workspace_bytes) || ftc_alloc_host(&d->env, &gate, 64)) {
@@ -260,15 +276,17 @@ static int dev_launch(void *ctx, int node, const ft_kcall *k, const char *twin, 
   if (timed) {
     if (!ev[0] && (cudaEventCreate(&ev[0]) != cudaSuccess || cudaEventCreate(&ev[1]) != cudaSuccess))
       return ft_fail(e, FT_EINVALID, "cannot create CUDA events");
-    gate_hold(d);
+    /* not on a node's first launch: loading its kernels then could have to wait for the gate */
+    if (d->warm[node]) gate_hold(d);
     cudaEventRecord(ev[0], d->env.stream);
   }
   int rc = row->fn(k->p, k->f, in, out, NULL, &d->env, row->init ? np->plan : NULL);
   if (timed) {
     cudaEventRecord(ev[1], d->env.stream);
-    gate_release(d); /* always: a held stream would stall the next wait */
+    if (d->warm[node]) gate_release(d); /* always: a held stream would stall the next wait */
     d->timed[node] = 1;
   }
+  d->warm[node] = 1;
   return rc ? err_out(e, FT_EINVALID, d->env.err) : 0;
 }
 
