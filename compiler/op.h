@@ -47,9 +47,18 @@ typedef struct ft_kcall {
 
 enum {
   FT_OP_ALIAS = 1,   /* output 0 is input 0's bytes reinterpreted (Reshape, Squeeze, ...) */
-  FT_OP_INPLACE = 2, /* output 0 may overwrite input 0 when shapes match and input 0 dies */
+  FT_OP_INPLACE = 2, /* output 0 may overwrite an input of its size that dies at this node */
   FT_OP_NOEVAL = 4,  /* has no kernel: must be folded at compile time (Constant, Shape...) */
 };
+
+/* FT_OP_INPLACE lets the planner pick any input. A kernel that still reads some inputs after it
+ * has written output elements (a conv reads X long after its first output rows) names the one
+ * input it may overwrite instead: flags FT_OP_INPLACE_ONLY(k). Its kernel must read each element
+ * of input k before it writes the same element of output 0. Kept in the flags, above the bits of
+ * the enum, so descriptor rows stay six fields. */
+#define FT_OP_INPLACE_ONLY(k) (FT_OP_INPLACE | ((unsigned)(k) + 1) << 8)
+/* The one input an in-place op may overwrite, or -1 for any. */
+#define FT_OP_INPLACE_INPUT(flags) ((int)(((flags) >> 8) & 0xff) - 1)
 
 typedef struct ft_opdesc {
   const char *op_type;

@@ -6,6 +6,8 @@
  *   test.Ew    elementwise, FT_OP_INPLACE: output has input 0's shape
  *   test.View  FT_OP_ALIAS: output is input 0 flattened
  *   test.Make  output float[n] (attribute n), from any inputs
+ *   test.Res   FT_OP_INPLACE_ONLY(1): inputs X, R; output has X's shape and may overwrite R
+ *              only (like FusedConv, whose kernel reads X after writing output rows)
  * Each takes an optional attribute "scratch" (bytes of kernel working memory). */
 #include "testutil.h"
 
@@ -48,6 +50,7 @@ static const ft_opdesc test_ops[] = {
     {"Ew", "test", ew_infer, any_plan, "", FT_OP_INPLACE},
     {"View", "test", view_infer, NULL, "", FT_OP_ALIAS},
     {"Make", "test", make_infer, any_plan, "", 0},
+    {"Res", "test", ew_infer, any_plan, "", FT_OP_INPLACE_ONLY(1)},
     {0}};
 
 static Onnx__NodeProto *test_node(const char *op, const char *name, const char *in, const char *out) {
@@ -157,6 +160,11 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     }
     cr_assert(n->op->flags & FT_OP_INPLACE, "%s: '%s' (%s) shares storage but is neither a view nor in-place", what,
               g->vals[o].name, n->op_type);
+    int only = FT_OP_INPLACE_INPUT(n->op->flags);
+    for (int k = 0; k < n->n_in; k++)
+      cr_assert(only < 0 || k == only || n->in[k] < 0 || mp->root[n->in[k]] != r,
+                "%s: '%s' (%s) is written over its input %d, but the op allows only input %d", what, g->vals[o].name,
+                n->op_type, k, only);
     for (int v = 0; v < nv; v++)
       if (v != o && mp->storage[v] == FT_S_ARENA && mp->root[v] == r && lv[v].def < s)
         cr_assert_leq(lv[v].last, s, "%s: '%s' is overwritten in place at step %d but read at step %lld", what,
@@ -243,6 +251,47 @@ Test(memplan, elementwise_op_reuses_a_dying_input) {
   cr_assert_eq(mp.arena_bytes, 256 * 4, "one buffer serves both");
   cr_assert_eq(mp.storage[val(g, "c")], FT_S_OUTPUT);
   cr_assert_eq(mp.storage[val(g, "x")], FT_S_INPUT);
+}
+
+Test(memplan, residual_op_overwrites_only_the_input_it_names) {
+  /* a = x + x, r = x + y: both die at Res(a, r) and both have the output's size. The planner's
+   * first choice would be input 0; Res names input 1 (the residual) as the only one it may
+   * overwrite, so the output takes r's storage and never a's. */
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
+  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  tb_add_node(gp, tb_node("Add", "n1", "x,x", "a"));
+  tb_add_node(gp, tb_node("Add", "n2", "x,y", "r"));
+  tb_add_node(gp, test_node("Res", "conv", "a,r", "b"));
+  tb_add_node(gp, tb_node("Add", "n3", "b,y", "c"));
+  tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
+  referee(g, &lw, &mp, "residual");
+  int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
+  cr_assert_eq(mp.root[b], mp.root[r], "b is written over the residual r, which dies at that node");
+  cr_assert_neq(mp.root[b], mp.root[a], "b must never be written over X");
+  cr_assert_eq(mp.arena_bytes, 2 * 256 * 4, "a and r are alive together; b needs no third buffer");
+}
+
+Test(memplan, residual_still_needed_is_not_overwritten) {
+  /* as above, but r is read again after Res: b gets its own buffer, still never a's */
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
+  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  tb_add_node(gp, tb_node("Add", "n1", "x,x", "a"));
+  tb_add_node(gp, tb_node("Add", "n2", "x,y", "r"));
+  tb_add_node(gp, test_node("Res", "conv", "a,r", "b"));
+  tb_add_node(gp, tb_node("Add", "n3", "b,r", "c"));
+  tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
+  referee(g, &lw, &mp, "residual still needed");
+  int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
+  cr_assert_neq(mp.root[b], mp.root[r]);
+  cr_assert_neq(mp.root[b], mp.root[a]);
 }
 
 Test(memplan, no_in_place_over_a_value_still_needed) {
@@ -395,8 +444,16 @@ static Onnx__ModelProto *random_model(int n_nodes) {
       snprintf(ins + m, sizeof ins - m, "%s%s", j ? "," : "", names[pick]);
     }
     Onnx__NodeProto *n;
-    switch (rnd(4)) {
+    switch (rnd(5)) {
     case 0: n = test_node("Ew", nm, ins, out); break;
+    case 4: { /* Res over two recent values: X and the residual it may overwrite */
+      char two[40];
+      const char *x = names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)];
+      const char *r = names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)];
+      snprintf(two, sizeof two, "%s,%s", x, r);
+      n = test_node("Res", nm, two, out);
+      break;
+    }
     case 1: {
       char first[16];
       snprintf(first, sizeof first, "%s", names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)]);
