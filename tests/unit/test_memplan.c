@@ -230,19 +230,31 @@ static int val(const ft_graph *g, const char *name) {
   return v;
 }
 
+/* A graph with float inputs x and y of one shape, for the nodes a test adds. */
+static Onnx__GraphProto *graph_xy(const char *shape) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, shape));
+  tb_add_input(gp, tb_value("y", FT_FLOAT, shape));
+  return gp;
+}
+
+/* Plan gp (as an opset-13 model) and have the referee check the plan. */
+static ft_graph *plan_checked(Onnx__GraphProto *gp, ft_lowered *lw, ft_memplan *mp, const char *what) {
+  ft_graph *g = plan(tb_model(gp, 13), lw, mp);
+  referee(g, lw, mp, what);
+  return g;
+}
+
 Test(memplan, elementwise_op_reuses_a_dying_input) {
   /* a = x + y; b = a + y (a dies here: b may take its place); c = b + y (output) */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  Onnx__GraphProto *gp = graph_xy("256");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, tb_node("Add", "n2", "a,y", "b"));
   tb_add_node(gp, tb_node("Add", "n3", "b,y", "c"));
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "chain");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "chain");
   int a = val(g, "a"), b = val(g, "b");
   cr_assert_eq(mp.storage[a], FT_S_ARENA);
   cr_assert_eq(mp.root[b], mp.root[a], "b is written over a, which dies at that node");
@@ -253,22 +265,23 @@ Test(memplan, elementwise_op_reuses_a_dying_input) {
   cr_assert_eq(mp.storage[val(g, "x")], FT_S_INPUT);
 }
 
-Test(memplan, residual_op_overwrites_only_the_input_it_names) {
-  /* a = x + x, r = x + y: both die at Res(a, r) and both have the output's size. The planner's
-   * first choice would be input 0; Res names input 1 (the residual) as the only one it may
-   * overwrite, so the output takes r's storage and never a's. */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+/* a = x + x, r = x + y: both die at Res(a, r) (unless `after` reads r again) and both have the
+ * output's size. The planner's first choice would be input 0; Res names input 1 (the residual)
+ * as the only one it may overwrite. */
+static ft_graph *residual_graph(const char *after, ft_lowered *lw, ft_memplan *mp, const char *what) {
+  Onnx__GraphProto *gp = graph_xy("256");
   tb_add_node(gp, tb_node("Add", "n1", "x,x", "a"));
   tb_add_node(gp, tb_node("Add", "n2", "x,y", "r"));
   tb_add_node(gp, test_node("Res", "conv", "a,r", "b"));
-  tb_add_node(gp, tb_node("Add", "n3", "b,y", "c"));
+  tb_add_node(gp, tb_node("Add", "n3", after, "c"));
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
+  return plan_checked(gp, lw, mp, what);
+}
+
+Test(memplan, residual_op_overwrites_only_the_input_it_names) {
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "residual");
+  ft_graph *g = residual_graph("b,y", &lw, &mp, "residual");
   int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
   cr_assert_eq(mp.root[b], mp.root[r], "b is written over the residual r, which dies at that node");
   cr_assert_neq(mp.root[b], mp.root[a], "b must never be written over X");
@@ -276,19 +289,9 @@ Test(memplan, residual_op_overwrites_only_the_input_it_names) {
 }
 
 Test(memplan, residual_still_needed_is_not_overwritten) {
-  /* as above, but r is read again after Res: b gets its own buffer, still never a's */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
-  tb_add_node(gp, tb_node("Add", "n1", "x,x", "a"));
-  tb_add_node(gp, tb_node("Add", "n2", "x,y", "r"));
-  tb_add_node(gp, test_node("Res", "conv", "a,r", "b"));
-  tb_add_node(gp, tb_node("Add", "n3", "b,r", "c"));
-  tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "residual still needed");
+  ft_graph *g = residual_graph("b,r", &lw, &mp, "residual still needed");
   int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
   cr_assert_neq(mp.root[b], mp.root[r]);
   cr_assert_neq(mp.root[b], mp.root[a]);
@@ -296,17 +299,14 @@ Test(memplan, residual_still_needed_is_not_overwritten) {
 
 Test(memplan, no_in_place_over_a_value_still_needed) {
   /* a = x + y; b = a + y; c = b + a: a is still read after b is written */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  Onnx__GraphProto *gp = graph_xy("256");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, tb_node("Add", "n2", "a,y", "b"));
   tb_add_node(gp, tb_node("Add", "n3", "b,a", "c"));
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "still needed");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "still needed");
   int a = val(g, "a"), b = val(g, "b");
   cr_assert_neq(mp.root[b], mp.root[a]);
   cr_assert_eq(mp.arena_bytes, 2 * 256 * 4);
@@ -324,16 +324,13 @@ Test(memplan, no_in_place_across_a_broadcast) {
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "broadcast");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "broadcast");
   cr_assert_neq(mp.root[val(g, "b")], mp.root[val(g, "a")]);
 }
 
 Test(memplan, a_view_shares_storage) {
   /* a = x + y; v = View(a); c = v + v (output); a's storage lives as long as v is read */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "4,32"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "4,32"));
+  Onnx__GraphProto *gp = graph_xy("4,32");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, test_node("View", "view", "a", "v"));
   tb_add_node(gp, tb_node("Add", "n2", "x,y", "d"));
@@ -341,8 +338,7 @@ Test(memplan, a_view_shares_storage) {
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "view");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "view");
   int a = val(g, "a"), v = val(g, "v"), d = val(g, "d");
   cr_assert_eq(mp.root[v], mp.root[a]);
   cr_assert_eq(mp.offset[v], mp.offset[a]);
@@ -364,8 +360,7 @@ Test(memplan, a_view_output_gets_its_own_buffer) {
   tb_add_output(gp, tb_value("v", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "view output");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "view output");
   cr_assert_eq(mp.storage[val(g, "v")], FT_S_OUTPUT);
   int copies = 0;
   for (int s = 0; s < lw.n; s++) copies += lw.calls[s].kernel && !strcmp(lw.calls[s].kernel, "ft_copy_bytes");
@@ -386,8 +381,7 @@ Test(memplan, scratch_is_planned) {
   tb_add_output(gp, tb_value("b", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "scratch");
+  plan_checked(gp, &lw, &mp, "scratch");
   cr_assert_geq(mp.scratch[0], 0);
   cr_assert_geq(mp.scratch[1], 0);
 }
@@ -405,8 +399,7 @@ Test(memplan, constants_go_to_the_weights) {
   tb_add_output(gp, tb_value("b", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "weights");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "weights");
   cr_assert_eq(mp.storage[val(g, "w1")], FT_S_WEIGHT);
   cr_assert_eq(mp.storage[val(g, "w2")], FT_S_WEIGHT);
   cr_assert_neq(mp.storage[val(g, "unused")], FT_S_WEIGHT, "an unread initializer is not shipped");
