@@ -92,6 +92,9 @@ int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor
 void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p);
 int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out); /* negative axes, range check */
 void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
+/* p[0..3) = [outer, n, inner]: x as outer blocks of n = dims[axis] rows (1 for a scalar) of
+ * inner elements, the layout the kernels that work along one axis take. */
+void ft_plan_axis(const ft_tensor *x, int axis, int64_t *p);
 /* Broadcast iteration parameters (templates/c/binary.h FT_BCAST_LOOP) for n inputs over out;
  * returns the number of p entries written. */
 int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p);
