@@ -2,7 +2,8 @@
  *
  * Inputs and outputs live in the caller's buffers, constants in the weights blob, and every
  * other value in one activation arena. Views (Reshape...) share their input's storage; an
- * elementwise op may write over an input that dies at that node. Each arena block gets a
+ * in-place op may write over an input that dies at that node (any input of its size, or only
+ * the one its descriptor names: FT_OP_INPLACE_ONLY). Each arena block gets a
  * lifetime [first def, last use] in execution order and is placed largest first at the lowest
  * offset that is free across its lifetime; offsets are 64-byte aligned. */
 #include <stdlib.h>
@@ -85,9 +86,10 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
       r = mp->root[n->in[0]];
       mp->n_alias++;
     } else if (n->op->flags & FT_OP_INPLACE) {
+      int only = FT_OP_INPLACE_INPUT(n->op->flags); /* -1: any input will do */
       for (int k = 0; k < n->n_in && r < 0; k++) {
         int in = n->in[k];
-        if (in < 0) continue;
+        if (in < 0 || (only >= 0 && k != only)) continue;
         int rt = mp->root[in];
         const ft_value *iv = &g->vals[in], *ov = &g->vals[o];
         if (g->vals[rt].kind != FT_V_ACT || mp->storage[rt] != FT_S_NONE) continue;

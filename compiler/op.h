@@ -47,9 +47,18 @@ typedef struct ft_kcall {
 
 enum {
   FT_OP_ALIAS = 1,   /* output 0 is input 0's bytes reinterpreted (Reshape, Squeeze, ...) */
-  FT_OP_INPLACE = 2, /* output 0 may overwrite input 0 when shapes match and input 0 dies */
+  FT_OP_INPLACE = 2, /* output 0 may overwrite an input of its size that dies at this node */
   FT_OP_NOEVAL = 4,  /* has no kernel: must be folded at compile time (Constant, Shape...) */
 };
+
+/* FT_OP_INPLACE lets the planner pick any input. A kernel that still reads some inputs after it
+ * has written output elements (a conv reads X long after its first output rows) names the one
+ * input it may overwrite instead: flags FT_OP_INPLACE_ONLY(k). Its kernel must read each element
+ * of input k before it writes the same element of output 0. Kept in the flags, above the bits of
+ * the enum, so descriptor rows stay six fields. */
+#define FT_OP_INPLACE_ONLY(k) (FT_OP_INPLACE | ((unsigned)(k) + 1) << 8)
+/* The one input an in-place op may overwrite, or -1 for any. */
+#define FT_OP_INPLACE_INPUT(flags) ((int)(((flags) >> 8) & 0xff) - 1)
 
 typedef struct ft_opdesc {
   const char *op_type;
@@ -83,6 +92,9 @@ int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor
 void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p);
 int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out); /* negative axes, range check */
 void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
+/* p[0..3) = [outer, n, inner]: x as outer blocks of n = dims[axis] rows (1 for a scalar) of
+ * inner elements, the layout the kernels that work along one axis take. */
+void ft_plan_axis(const ft_tensor *x, int axis, int64_t *p);
 /* Broadcast iteration parameters (templates/c/binary.h FT_BCAST_LOOP) for n inputs over out;
  * returns the number of p entries written. */
 int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p);

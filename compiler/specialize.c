@@ -28,7 +28,7 @@ static int bind_input(ft_graph *g, const char *spec, ft_err *e) {
   ft_pb_tensor t;
   const char *why;
   if (ft_pb_read_tensor(eq + 1, &t, &why)) return ft_fail(e, FT_EINVALID, "%s: %s (for --bind)", eq + 1, why);
-  if (t.t.dtype != v->t.dtype || (v->t.rank >= 0 && t.t.rank != v->t.rank)) {
+  if (!ft_pb_accept_dtype(&t.t, v->t.dtype) || (v->t.rank >= 0 && t.t.rank != v->t.rank)) {
     free(t.t.data);
     return ft_fail(e, FT_EINVALID, "%s: input '%s' is %s of rank %d; the file holds %s of rank %d", eq + 1, v->name,
                    ft_dtype_name(v->t.dtype), v->t.rank, ft_dtype_name(t.t.dtype), t.t.rank);

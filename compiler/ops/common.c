@@ -156,6 +156,15 @@ void ft_copy_shape(ft_tensor *dst, const ft_tensor *src) {
   for (int i = 0; i < src->rank; i++) dst->dims[i] = src->dims[i];
 }
 
+void ft_plan_axis(const ft_tensor *x, int axis, int64_t *p) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; d++) outer *= x->dims[d];
+  for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+  p[0] = outer;
+  p[1] = x->rank ? x->dims[axis] : 1;
+  p[2] = inner;
+}
+
 int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p) {
   /* strides of every input over the output shape, then merge neighbouring dims that are
    * contiguous for every input and drop size-1 dims: the kernels' inner loops get long. */

@@ -40,7 +40,49 @@ static int conv_common(ft_opctx *c, int64_t *k, int *nk) {
   return 0;
 }
 
+/* Each op's output geometry: conv_window (Conv's, by ft_window_infer) or convt_window. */
+typedef int (*conv_geometry)(ft_opctx *c, const int64_t *k, int nk, ft_window *w);
+
+/* The rest of infer, the same for both ops once C_out is known: bias shape, geometry, and
+ * Y = [N, C_out, spatial sizes]. */
+static int conv_output(ft_opctx *c, int64_t CO, const int64_t *k, int nk, conv_geometry geometry) {
+  const ft_tensor *x = c->in[0], *b = c->n_in > 2 ? c->in[2] : NULL;
+  if (b && (b->rank != 1 || b->dims[0] != CO))
+    return ft_infer_fail(c, FT_EINVALID, "bias B must be [%lld]", (long long)CO);
+  ft_window win;
+  int rc = geometry(c, k, nk, &win);
+  if (rc) return rc;
+  ft_tensor *y = c->out[0];
+  y->dtype = FT_FLOAT;
+  y->rank = x->rank;
+  y->dims[0] = x->dims[0];
+  y->dims[1] = CO;
+  for (int i = 0; i < nk; i++) y->dims[2 + i] = win.out[i];
+  return 0;
+}
+
+/* The start of plan, the same for both ops: geometry, and the kernel parameters they share. */
+static int conv_plan_common(ft_opctx *c, int64_t CO, conv_geometry geometry, ft_window *win, int64_t *p) {
+  int64_t ks[FT_WIN_MAXD];
+  int nk = 0;
+  conv_common(c, ks, &nk);
+  int rc = geometry(c, ks, nk, win);
+  if (rc) return rc;
+  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
+  p[FT_CV_N] = c->in[0]->dims[0];
+  p[FT_CV_C] = c->in[0]->dims[1];
+  p[FT_CV_CO] = CO;
+  p[FT_CV_G] = ft_attr_int(c->node, "group", 1);
+  p[FT_CV_HAS_BIAS] = c->n_in > 2 && c->in[2];
+  ft_window_params(win, p + FT_CV_IN);
+  return 0;
+}
+
 /* ---- Conv ---- */
+
+static int conv_window(ft_opctx *c, const int64_t *k, int nk, ft_window *w) {
+  return ft_window_infer(c, c->in[0], k, nk, 0, w);
+}
 
 /* The shifted-rows GEMM (conv.h) copies every phase plane of a strided input; worth it when
  * the taps cover every phase (window span at least the stride), as in 3x3/2 and 7x7/2 convs.
@@ -56,43 +98,21 @@ static int conv_infer(ft_opctx *c) {
   int nk = 0;
   int rc = conv_common(c, k, &nk);
   if (rc) return rc;
-  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  const ft_tensor *x = c->in[0], *w = c->in[1];
   int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
   if (C % g || w->dims[1] * g != C || CO % g)
     return ft_infer_fail(c, FT_EINVALID, "X has %lld channels and W is [%lld, %lld, ...] with group %lld: W must be [C_out, C_in/group, ...] with C_out divisible by group",
                          (long long)C, (long long)CO, (long long)w->dims[1], (long long)g);
-  if (b && (b->rank != 1 || b->dims[0] != CO))
-    return ft_infer_fail(c, FT_EINVALID, "bias B must be [%lld]", (long long)CO);
-  ft_window win;
-  rc = ft_window_infer(c, x, k, nk, 0, &win);
-  if (rc) return rc;
-  ft_tensor *y = c->out[0];
-  y->dtype = FT_FLOAT;
-  y->rank = x->rank;
-  y->dims[0] = x->dims[0];
-  y->dims[1] = CO;
-  for (int i = 0; i < nk; i++) y->dims[2 + i] = win.out[i];
-  return 0;
+  return conv_output(c, CO, k, nk, conv_window);
 }
 
 static int conv_plan(ft_opctx *c, ft_kcall *k) {
-  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
-  int64_t ks[FT_WIN_MAXD];
-  int nk = 0;
-  conv_common(c, ks, &nk);
+  const ft_tensor *x = c->in[0], *w = c->in[1];
+  int64_t *p = k->p, G = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
   ft_window win;
-  int rc = ft_window_infer(c, x, ks, nk, 0, &win);
+  int rc = conv_plan_common(c, CO, conv_window, &win, p);
   if (rc) return rc;
-  int64_t *p = k->p;
-  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
-  int64_t G = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
-  p[FT_CV_N] = x->dims[0];
-  p[FT_CV_C] = C;
-  p[FT_CV_CO] = CO;
-  p[FT_CV_G] = G;
-  p[FT_CV_HAS_BIAS] = b != NULL;
-  ft_window_params(&win, p + FT_CV_IN);
-  int pointwise = 1;
+  int nk = win.n, pointwise = 1;
   for (int i = 0; i < nk; i++)
     if (win.k[i] != 1 || win.s[i] != 1 || win.pb[i] || win.pe[i]) pointwise = 0;
   if (G == C && CO == C && nk <= 2) p[FT_CV_MODE] = FT_CV_DEPTHWISE;
@@ -176,42 +196,20 @@ static int convt_infer(ft_opctx *c) {
   int nk = 0;
   int rc = conv_common(c, k, &nk);
   if (rc) return rc;
-  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
+  const ft_tensor *x = c->in[0], *w = c->in[1];
   int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[1] * g;
   if (w->dims[0] != C || C % g)
     return ft_infer_fail(c, FT_EINVALID, "X has %lld channels but W is [%lld, ...] with group %lld: W must be [C_in, C_out/group, ...]",
                          (long long)C, (long long)w->dims[0], (long long)g);
-  if (b && (b->rank != 1 || b->dims[0] != CO))
-    return ft_infer_fail(c, FT_EINVALID, "bias B must be [%lld]", (long long)CO);
-  ft_window win;
-  rc = convt_window(c, k, nk, &win);
-  if (rc) return rc;
-  ft_tensor *y = c->out[0];
-  y->dtype = FT_FLOAT;
-  y->rank = x->rank;
-  y->dims[0] = x->dims[0];
-  y->dims[1] = CO;
-  for (int i = 0; i < nk; i++) y->dims[2 + i] = win.out[i];
-  return 0;
+  return conv_output(c, CO, k, nk, convt_window);
 }
 
 static int convt_plan(ft_opctx *c, ft_kcall *k) {
-  const ft_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL;
-  int64_t ks[FT_WIN_MAXD];
-  int nk = 0;
-  conv_common(c, ks, &nk);
-  ft_window win;
-  int rc = convt_window(c, ks, nk, &win);
-  if (rc) return rc;
+  const ft_tensor *w = c->in[1];
   int64_t *p = k->p;
-  memset(p, 0, sizeof(int64_t) * FT_CV_NP);
-  int64_t G = ft_attr_int(c->node, "group", 1);
-  p[FT_CV_N] = x->dims[0];
-  p[FT_CV_C] = x->dims[1];
-  p[FT_CV_CO] = w->dims[1] * G;
-  p[FT_CV_G] = G;
-  p[FT_CV_HAS_BIAS] = b != NULL;
-  ft_window_params(&win, p + FT_CV_IN);
+  ft_window win;
+  int rc = conv_plan_common(c, w->dims[1] * ft_attr_int(c->node, "group", 1), convt_window, &win, p);
+  if (rc) return rc;
   int64_t Mk = w->dims[1] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
   int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
   p[FT_CV_CHUNK] = chunk_cols(Mk, S_in);

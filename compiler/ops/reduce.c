@@ -176,17 +176,12 @@ static int arg_plan(ft_opctx *c, ft_kcall *k) {
   int axis;
   int rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), x->rank, &axis);
   if (rc) return rc;
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; d++) outer *= x->dims[d];
-  for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
   k->kernel = e->name;
   k->fn = e->fn;
-  k->p[0] = outer;
-  k->p[1] = x->dims[axis];
-  k->p[2] = inner;
+  ft_plan_axis(x, axis, k->p);
   k->p[3] = ft_attr_int(c->node, "select_last_index", 0) != 0;
   k->np = 4;
-  if (inner > 1) k->scratch = (size_t)inner * ft_dtype_size(x->dtype);
+  if (k->p[2] > 1) k->scratch = (size_t)k->p[2] * ft_dtype_size(x->dtype);
   return 0;
 }
 
@@ -226,18 +221,13 @@ static int cumsum_plan(ft_opctx *c, ft_kcall *k) {
   const kentry *e = cumsum_kernel(c);
   if (!e) return c->err->code;
   const ft_tensor *x = c->in[0];
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; d++) outer *= x->dims[d];
-  for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
   k->kernel = e->name;
   k->fn = e->fn;
-  k->p[0] = outer;
-  k->p[1] = x->rank ? x->dims[axis] : 1;
-  k->p[2] = inner;
+  ft_plan_axis(x, axis, k->p);
   k->p[3] = ft_attr_int(c->node, "exclusive", 0) != 0;
   k->p[4] = ft_attr_int(c->node, "reverse", 0) != 0;
   k->np = 5;
-  k->scratch = (size_t)inner * ft_dtype_size(x->dtype);
+  k->scratch = (size_t)k->p[2] * ft_dtype_size(x->dtype);
   return 0;
 }
 

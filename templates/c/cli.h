@@ -125,7 +125,7 @@ static int ft_load_input(const ft_program *p, int k, const char *path, void *dst
   ft_io_shape(&p->in[k], want, sizeof want);
   ft_io_shape(&d, got, sizeof got);
   int rc = 0;
-  if (t.t.dtype != p->in[k].dtype) {
+  if (!ft_pb_accept_dtype(&t.t, p->in[k].dtype)) {
     fprintf(stderr, "error: %s: input %d '%s' must be %s, the file holds %s\n", path, k, p->in[k].name,
             ft_dtype_name(p->in[k].dtype), ft_dtype_name(t.t.dtype));
     rc = 2;

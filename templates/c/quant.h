@@ -85,12 +85,17 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
   if (p[1] > 2 && out[2]) *(uint8_t *)out[2] = zp;
 }
 
+/* The integer matmul and conv kernels below share their inputs' roles: A (the matmul's A, the
+ * conv's x) and B (B, w), each with an optional zero point, B's per output channel (per column
+ * n of the matmul, per output channel m of the conv). A loop (FT_QMM_LOOP, FT_QCONV_LOOP) runs
+ * STORE(at, acc, oc) on each int32 accumulator: at indexes Y, oc is the output channel. */
+
 /* ---- integer matmul ------------------------------------------------------------------------
  * p: [M, K, N, a_zp count (0: none, 1 or M), b_zp count (0, 1 or N), b_scale count (1 or N), batch rank R,
  *     batch dims[R], A batch strides[R], B batch strides[R]] (strides in elements, 0 where
  *     broadcast). MatMulInteger in: A, B, a_zp, b_zp; QLinearMatMul in: a, a_scale, a_zp, b,
  *     b_scale, b_zp, y_scale, y_zp. */
-#define FT_QMM_LOOP(BODY)                                                                        \
+#define FT_QMM_LOOP(STORE)                                                                       \
   int64_t M = p[0], K = p[1], N = p[2], naz = p[3], nbz = p[4], nbs = p[5];                      \
   int R = (int)p[6];                                                                             \
   const int64_t *bd = p + 7, *as_ = p + 7 + R, *bs_ = p + 7 + 2 * R;                             \
@@ -104,8 +109,7 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
         const TA *a = A + ao + m * K;                                                            \
         const TB *bb = B + bo + n;                                                               \
         for (int64_t k = 0; k < K; k++) acc += ((int32_t)a[k] - za) * ((int32_t)bb[k * N] - zb); \
-        int64_t at = (b * M + m) * N + n;                                                        \
-        BODY;                                                                                    \
+        STORE((b * M + m) * N + n, acc, n);                                                      \
       }                                                                                          \
     for (int i = R - 1; i >= 0; i--) {                                                           \
       ao += as_[i]; bo += bs_[i];                                                                \
@@ -115,59 +119,25 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     }                                                                                            \
   }
 
-#define FT_MATMUL_INTEGER(SA, TA_, SB, TB_)                                                      \
-  static void ft_matmul_integer_##SA##_##SB(const int64_t *p, const double *f,                  \
-                                            const void *const *in, void *const *out,             \
-                                            void *scratch) {                                     \
-    (void)f; (void)scratch;                                                                      \
-    typedef TA_ TA;                                                                              \
-    typedef TB_ TB;                                                                              \
-    const TA *A = (const TA *)in[0];                                                             \
-    const TB *B = (const TB *)in[1];                                                             \
-    const void *AZ = p[3] ? in[2] : NULL, *BZ = p[4] ? in[3] : NULL;                             \
-    int32_t *Y = (int32_t *)out[0];                                                              \
-    FT_QMM_LOOP(Y[at] = acc)                                                                     \
-  }
-
-#define FT_QLINEAR_MATMUL(SA, TA_, SB, TB_, SY, TY, LO, HI)                                      \
-  static void ft_qlinear_matmul_##SA##_##SB##_##SY(const int64_t *p, const double *f,           \
-                                                   const void *const *in, void *const *out,      \
-                                                   void *scratch) {                              \
-    (void)f; (void)scratch;                                                                      \
-    typedef TA_ TA;                                                                              \
-    typedef TB_ TB;                                                                              \
-    const TA *A = (const TA *)in[0];                                                             \
-    const TB *B = (const TB *)in[3];                                                             \
-    const void *AZ = in[2], *BZ = in[5];                                                         \
-    const float sa = *(const float *)in[1], sy = *(const float *)in[6];                          \
-    const float *sb = (const float *)in[4];                                                      \
-    const int32_t zy = FT_Q_ZP(TY, in[7], 1, 0);                                                 \
-    TY *Y = (TY *)out[0];                                                                        \
-    FT_QMM_LOOP({                                                                                \
-      float v = rintf((float)acc * (sa * sb[nbs > 1 ? n : 0] / sy)) + (float)zy;                 \
-      Y[at] = (TY)FT_Q_SAT(v, (float)(LO), (float)(HI));                                         \
-    })                                                                                           \
-  }
-
 /* ---- integer conv --------------------------------------------------------------------------
  * p: [N, C, M, group, w_zp count (0: none, 1 or M), w_scale count (1 or M), window (18 entries:
  *     in[3], out[3], k[3], s[3], d[3], pads_begin[3], leading dims of size 1), has x_zp,
  *     has bias].
  * ConvInteger in: x, w, x_zp, w_zp; QLinearConv in: x, x_scale, x_zp, w, w_scale, w_zp,
  * y_scale, y_zp, bias (int32, optional). */
-#define FT_QCONV_LOOP(BODY)                                                                      \
-  int64_t NB = p[0], C = p[1], MO = p[2], G = p[3], nwz = p[4], nws = p[5];                      \
+#define FT_QCONV_LOOP(STORE)                                                                     \
+  int64_t NB = p[0], C = p[1], MO = p[2], G = p[3], nbz = p[4], nbs = p[5];                      \
   const int64_t *in_ = p + 6, *od = p + 9, *kk = p + 12, *st = p + 15, *dl = p + 18, *pb = p + 21; \
   int64_t cpg = C / G, mpg = MO / G, isz = in_[0] * in_[1] * in_[2], ksz = kk[0] * kk[1] * kk[2]; \
   int64_t osz = od[0] * od[1] * od[2];                                                           \
-  int32_t zx = FT_Q_ZP(TX, XZ, 1, 0);                                                            \
-  (void)nws;                                                                                     \
+  int32_t zx = FT_Q_ZP(TA, AZ, 1, 0);                                                            \
+  (void)nbs;                                                                                     \
   for (int64_t nn = 0; nn < NB; nn++)                                                            \
     for (int64_t m = 0; m < MO; m++) {                                                           \
       int64_t g = m / mpg;                                                                       \
-      int32_t zw = FT_Q_ZP(TW, WZ, nwz, m);                                                      \
-      const TX *x = X + (nn * C + g * cpg) * isz;                                                \
-      const TW *w = W + m * cpg * ksz;                                                           \
+      int32_t zw = FT_Q_ZP(TB, BZ, nbz, m);                                                      \
+      const TA *x = A + (nn * C + g * cpg) * isz;                                                \
+      const TB *w = B + m * cpg * ksz;                                                           \
       for (int64_t o0 = 0; o0 < od[0]; o0++)                                                     \
         for (int64_t o1 = 0; o1 < od[1]; o1++)                                                   \
           for (int64_t o2 = 0; o2 < od[2]; o2++) {                                               \
@@ -179,8 +149,8 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
                 for (int64_t b = 0; b < kk[1]; b++) {                                            \
                   int64_t i1 = o1 * st[1] - pb[1] + b * dl[1];                                   \
                   if (i1 < 0 || i1 >= in_[1]) continue;                                          \
-                  const TX *xr = x + ic * isz + (i0 * in_[1] + i1) * in_[2];                     \
-                  const TW *wr = w + ic * ksz + (a * kk[1] + b) * kk[2];                         \
+                  const TA *xr = x + ic * isz + (i0 * in_[1] + i1) * in_[2];                     \
+                  const TB *wr = w + ic * ksz + (a * kk[1] + b) * kk[2];                         \
                   for (int64_t c = 0; c < kk[2]; c++) {                                          \
                     int64_t i2 = o2 * st[2] - pb[2] + c * dl[2];                                 \
                     if (i2 < 0 || i2 >= in_[2]) continue; /* padding: x equal to its zero point */ \
@@ -188,53 +158,64 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
                   }                                                                              \
                 }                                                                                \
               }                                                                                  \
-            int64_t at = (nn * MO + m) * osz + (o0 * od[1] + o1) * od[2] + o2;                   \
-            BODY;                                                                                \
+            STORE((nn * MO + m) * osz + (o0 * od[1] + o1) * od[2] + o2, acc, m);                 \
           }                                                                                      \
     }
 
-#define FT_CONV_INTEGER(SX, TX_, SW, TW_)                                                        \
-  static void ft_conv_integer_##SX##_##SW(const int64_t *p, const double *f,                    \
-                                          const void *const *in, void *const *out,               \
-                                          void *scratch) {                                       \
+/* MatMulInteger, ConvInteger: the int32 accumulators as they are. AZ_P: the p entry that says
+ * whether A's zero point is given (B's is p[4] in both). */
+#define FT_Q_STORE_INT(at, acc, oc) (Y[at] = (acc))
+#define FT_Q_INTEGER(OP, LOOP, AZ_P, SA, TA_, SB, TB_)                                           \
+  static void ft_##OP##_integer_##SA##_##SB(const int64_t *p, const double *f,                  \
+                                            const void *const *in, void *const *out,             \
+                                            void *scratch) {                                     \
     (void)f; (void)scratch;                                                                      \
-    typedef TX_ TX;                                                                              \
-    typedef TW_ TW;                                                                              \
-    const TX *X = (const TX *)in[0];                                                             \
-    const TW *W = (const TW *)in[1];                                                             \
-    const void *XZ = p[24] ? in[2] : NULL, *WZ = p[4] ? in[3] : NULL;                            \
+    typedef TA_ TA;                                                                              \
+    typedef TB_ TB;                                                                              \
+    const TA *A = (const TA *)in[0];                                                             \
+    const TB *B = (const TB *)in[1];                                                             \
+    const void *AZ = p[AZ_P] ? in[2] : NULL, *BZ = p[4] ? in[3] : NULL;                          \
     int32_t *Y = (int32_t *)out[0];                                                              \
-    FT_QCONV_LOOP(Y[at] = acc)                                                                   \
+    LOOP(FT_Q_STORE_INT)                                                                         \
   }
 
-#define FT_QLINEAR_CONV(SX, TX_, SW, TW_, SY, TY, LO, HI)                                        \
-  static void ft_qlinear_conv_##SX##_##SW##_##SY(const int64_t *p, const double *f,             \
-                                                 const void *const *in, void *const *out,        \
-                                                 void *scratch) {                                \
+/* QLinearMatMul, QLinearConv: requantize each accumulator (plus QLinearConv's bias): scale by
+ * sa * sb / sy, round to nearest even, add y's zero point, saturate. BIAS: the int32 bias
+ * pointer, or NULL. */
+#define FT_Q_STORE_LINEAR(at, acc, oc)                                                           \
+  do {                                                                                           \
+    float v = rintf((float)((acc) + (bias ? bias[oc] : 0)) * (sa * sb[nbs > 1 ? (oc) : 0] / sy)) + (float)zy; \
+    Y[at] = (TY)FT_Q_SAT(v, lo, hi);                                                             \
+  } while (0)
+#define FT_Q_LINEAR(OP, LOOP, BIAS, SA, TA_, SB, TB_, SY, TY_, LO, HI)                           \
+  static void ft_qlinear_##OP##_##SA##_##SB##_##SY(const int64_t *p, const double *f,           \
+                                                   const void *const *in, void *const *out,      \
+                                                   void *scratch) {                              \
     (void)f; (void)scratch;                                                                      \
-    typedef TX_ TX;                                                                              \
-    typedef TW_ TW;                                                                              \
-    const TX *X = (const TX *)in[0];                                                             \
-    const TW *W = (const TW *)in[3];                                                             \
-    const void *XZ = in[2], *WZ = in[5];                                                         \
-    const float sx = *(const float *)in[1], sy = *(const float *)in[6];                          \
-    const float *sw = (const float *)in[4];                                                      \
-    const int32_t *bias = p[25] ? (const int32_t *)in[8] : NULL;                                 \
+    typedef TA_ TA;                                                                              \
+    typedef TB_ TB;                                                                              \
+    typedef TY_ TY;                                                                              \
+    const TA *A = (const TA *)in[0];                                                             \
+    const TB *B = (const TB *)in[3];                                                             \
+    const void *AZ = in[2], *BZ = in[5];                                                         \
+    const float sa = *(const float *)in[1], sy = *(const float *)in[6], lo = LO, hi = HI;        \
+    const float *sb = (const float *)in[4];                                                      \
+    const int32_t *bias = BIAS;                                                                  \
     const int32_t zy = FT_Q_ZP(TY, in[7], 1, 0);                                                 \
     TY *Y = (TY *)out[0];                                                                        \
-    FT_QCONV_LOOP({                                                                              \
-      if (bias) acc += bias[m];                                                                  \
-      float v = rintf((float)acc * (sx * sw[nws > 1 ? m : 0] / sy)) + (float)zy;                 \
-      Y[at] = (TY)FT_Q_SAT(v, (float)(LO), (float)(HI));                                         \
-    })                                                                                           \
+    LOOP(FT_Q_STORE_LINEAR)                                                                      \
   }
 
 #define FT_QUANT_PAIRS(X, ...)                                                                   \
   X(u8, uint8_t, u8, uint8_t, __VA_ARGS__) X(u8, uint8_t, i8, int8_t, __VA_ARGS__)               \
   X(i8, int8_t, u8, uint8_t, __VA_ARGS__) X(i8, int8_t, i8, int8_t, __VA_ARGS__)
 #define FT_QUANT_INT(SA, TA, SB, TB, _)                                                          \
-  FT_MATMUL_INTEGER(SA, TA, SB, TB)                                                              \
-  FT_CONV_INTEGER(SA, TA, SB, TB)
+  FT_Q_INTEGER(matmul, FT_QMM_LOOP, 3, SA, TA, SB, TB)                                           \
+  FT_Q_INTEGER(conv, FT_QCONV_LOOP, 24, SA, TA, SB, TB)
+#define FT_QLINEAR_MATMUL(SA, TA, SB, TB, SY, TY, LO, HI)                                        \
+  FT_Q_LINEAR(matmul, FT_QMM_LOOP, NULL, SA, TA, SB, TB, SY, TY, LO, HI)
+#define FT_QLINEAR_CONV(SA, TA, SB, TB, SY, TY, LO, HI)                                          \
+  FT_Q_LINEAR(conv, FT_QCONV_LOOP, p[25] ? (const int32_t *)in[8] : NULL, SA, TA, SB, TB, SY, TY, LO, HI)
 #define FT_QUANT_LINEAR(SA, TA, SB, TB, _)                                                       \
   FT_QLINEAR_MATMUL(SA, TA, SB, TB, u8, uint8_t, 0, 255)                                         \
   FT_QLINEAR_MATMUL(SA, TA, SB, TB, i8, int8_t, -128, 127)                                       \
@@ -244,6 +225,8 @@ FT_QUANT_PAIRS(FT_QUANT_INT, 0)
 FT_QUANT_PAIRS(FT_QUANT_LINEAR, 0)
 #undef FT_QUANT_INT
 #undef FT_QUANT_LINEAR
+#undef FT_QLINEAR_MATMUL
+#undef FT_QLINEAR_CONV
 #undef FT_QUANT_PAIRS
 
 #endif

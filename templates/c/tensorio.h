@@ -164,6 +164,20 @@ static int ft_pb_read_tensor(const char *path, ft_pb_tensor *out, const char **w
   return rc;
 }
 
+/* Whether a file's tensor t may stand where dtype `want` is expected; when it may, t takes that
+ * dtype. Besides an exact match, one case: the ONNX backend test data (numpy has no bfloat16)
+ * stores bfloat16 tensors as data_type UINT16 holding the bfloat16 bit patterns, so a uint16
+ * file where bfloat16 is expected is read as those bits. Nothing else converts: a float input
+ * given an int64 file (or a uint16 input given a bfloat16 file) is still an error. */
+static int ft_pb_accept_dtype(ft_tensor *t, int want) {
+  if (t->dtype == want) return 1;
+  if (want == FT_BFLOAT16 && t->dtype == FT_UINT16) {
+    t->dtype = FT_BFLOAT16;
+    return 1;
+  }
+  return 0;
+}
+
 static void ft_pb_put_varint(FILE *f, uint64_t v) {
   do {
     uint8_t b = v & 0x7f;

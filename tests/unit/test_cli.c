@@ -180,6 +180,8 @@ Test(cli, program_refuses_wrong_inputs_and_writes_nothing, .timeout = 60) {
   struct { char *file; const char *what, *expect; } bad[] = {
       {tensor_file("i64.pb", FT_INT64, 2, d23), "wrong dtype", "float32"},
       {tensor_file("f64.pb", FT_DOUBLE, 2, d23), "wrong dtype", "float64"},
+      {tensor_file("u16.pb", FT_UINT16, 2, d23), "wrong dtype", "uint16"},
+      {tensor_file("bf16.pb", FT_BFLOAT16, 2, d23), "wrong dtype", "bfloat16"},
       {tensor_file("big.pb", FT_FLOAT, 2, d33), "wrong shape", "[2x3]"},
       {tensor_file("flat.pb", FT_FLOAT, 1, d6), "wrong rank", "[2x3]"},
   };
@@ -201,6 +203,54 @@ Test(cli, program_refuses_wrong_inputs_and_writes_nothing, .timeout = 60) {
   cr_assert_eq(run_prog(prog, &log, "--input", "nosuch=x.pb", NULL, NULL), 1, "%s", log);
   cr_assert_eq(run_prog(prog, &log, NULL, NULL, NULL, NULL), 1, "no inputs and no --bench: %s", log);
   cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)));
+}
+
+/* A bfloat16 input takes a UINT16 file of bfloat16 bits (how the ONNX test data stores
+ * bfloat16), and nothing else of another dtype; ftax-compare reads such a file as bfloat16 too. */
+Test(cli, bfloat16_input_takes_the_onnx_test_data_form, .timeout = 60) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_BFLOAT16, "2,3"));
+  Onnx__NodeProto *cast = tb_node("Cast", "cast", "x", "y");
+  tb_attr_int(cast, "to", FT_FLOAT);
+  tb_add_node(gp, cast);
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *model = tu_fmt("%s/bf16.onnx", dir), *prog = tu_fmt("%s/bf16prog", dir), *log;
+  tb_write_model(tb_model(gp, 13), model);
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+
+  const uint16_t bits[6] = {0x3f80, 0xc000, 0x3ec0, 0x0000, 0x7f80, 0x4049}; /* 1 -2 0.375 0 inf 3.140625 */
+  ft_tensor u = {FT_UINT16, 2, {2, 3}, (void *)bits};
+  char *x = tu_fmt("%s/x_u16.pb", dir), *res = tu_fmt("%s/res", outdir);
+  cr_assert_eq(ft_pb_write_tensor(x, "x", &u), 0);
+  cr_assert_eq(run_prog(prog, &log, x, "--output-dir", res, NULL), 0, "%s", log);
+  ft_pb_tensor y;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  for (int i = 0; i < 6; i++)
+    cr_assert_eq(((float *)y.t.data)[i], ft_bf16_to_float(bits[i]), "element %d", i);
+
+  /* a float16 or int64 file is still refused */
+  char *res2 = tu_fmt("%s/res2", outdir);
+  cr_assert_eq(run_prog(prog, &log, tensor_file("f16.pb", FT_FLOAT16, 2, d23), "--output-dir", res2, NULL), 2, "%s", log);
+  cr_assert(strstr(log, "must be bfloat16"), "%s", log);
+  cr_assert_eq(run_prog(prog, &log, tensor_file("i64.pb", FT_INT64, 2, d23), "--output-dir", res2, NULL), 2, "%s", log);
+  cr_assert_not(tu_exists(res2));
+
+  /* ftax-compare: the UINT16 file of bits against the same values written as bfloat16 */
+  ft_tensor b = {FT_BFLOAT16, 2, {2, 3}, (void *)bits};
+  char *xb = tu_fmt("%s/x_bf16.pb", dir);
+  cr_assert_eq(ft_pb_write_tensor(xb, "x", &b), 0);
+  char *cmp[] = {FTAX_COMPARE, x, xb, NULL};
+  cr_assert_eq(tu_run(NULL, &log, cmp), 0, "%s", log);
+  char *cmp2[] = {FTAX_COMPARE, xb, x, NULL};
+  cr_assert_eq(tu_run(NULL, &log, cmp2), 0, "%s", log);
+  /* but a float16 file of the same bits is another dtype */
+  ft_tensor h = {FT_FLOAT16, 2, {2, 3}, (void *)bits};
+  char *xh = tu_fmt("%s/x_f16.pb", dir);
+  cr_assert_eq(ft_pb_write_tensor(xh, "x", &h), 0);
+  char *cmp3[] = {FTAX_COMPARE, xh, xb, NULL};
+  cr_assert_eq(tu_run(NULL, &log, cmp3), 5, "%s", log);
 }
 
 Test(cli, program_checks_its_weights, .timeout = 60) {

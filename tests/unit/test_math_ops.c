@@ -2,92 +2,20 @@
  * infer + plan + kernel on random data, against plain double-precision references written
  * here, over every axis choice of small odd shapes; and the in-place runs the memory planner
  * allows (output buffer = input buffer) against out-of-place ones. */
-#include <criterion/criterion.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "op.h"
-#include "passes.h"
+#include "testutil.h"
 
-/* ---- one-node graphs ---------------------------------------------------------------------- */
+/* ---- one-node graphs (testutil.h: tu_one) --------------------------------------------------- */
 
-typedef struct one {
-  ft_graph *g;
-  ft_node *n;
-} one;
-
-static one make(const char *op, int opset, int n_in, int n_out) {
-  one o;
-  o.g = ft_graph_new();
-  o.g->opset = opset;
-  o.g->path = strdup("test");
-  o.n = ft_node_add(o.g, "n", op, "", n_in, n_out);
-  for (int i = 0; i < n_out; i++) o.n->out[i] = ft_value_add(o.g, NULL);
-  return o;
-}
-
-/* Input i: a float tensor of the given shape with data (owned by the graph). */
-static float *input_f32(one *o, int i, int rank, const int64_t *dims) {
-  int v = ft_value_add(o->g, NULL);
-  ft_value *val = &o->g->vals[v];
-  val->t.dtype = FT_FLOAT;
-  val->t.rank = rank;
-  for (int d = 0; d < rank; d++) val->t.dims[d] = dims[d];
-  val->t.data = calloc((size_t)ft_numel(&val->t) + 1, sizeof(float));
-  val->shape_known = 1;
-  o->n->in[i] = v;
-  float *x = val->t.data;
-  for (int64_t k = 0; k < ft_numel(&val->t); k++) x[k] = (float)((rand() % 20001) - 10000) / 2000.0f;
+/* Input i: a float tensor of the given shape with random data in [-5, 5]. */
+static float *input_f32(tu_one *o, int i, int rank, const int64_t *dims) {
+  float *x = tu_one_input(o, i, FT_FLOAT, rank, dims, NULL);
+  int64_t n = 1;
+  for (int d = 0; d < rank; d++) n *= dims[d];
+  for (int64_t k = 0; k < n; k++) x[k] = (float)((rand() % 20001) - 10000) / 2000.0f;
   return x;
 }
-
-static ft_attr *attr(one *o, const char *name, int type) {
-  o->n->attrs = realloc(o->n->attrs, sizeof(ft_attr) * (o->n->n_attrs + 1));
-  ft_attr *a = &o->n->attrs[o->n->n_attrs++];
-  memset(a, 0, sizeof *a);
-  a->name = strdup(name);
-  a->type = type;
-  return a;
-}
-static void attr_int(one *o, const char *name, int64_t v) { attr(o, name, FT_ATTR_INT)->i = v; }
-static void attr_ints(one *o, const char *name, const int64_t *v, int n) {
-  ft_attr *a = attr(o, name, FT_ATTR_INTS);
-  a->ints = malloc(sizeof(int64_t) * (n ? n : 1));
-  memcpy(a->ints, v, sizeof(int64_t) * n);
-  a->n_ints = n;
-}
-
-/* Infer and plan the node; run the kernel into freshly allocated outputs. With in_place, output 0
- * is written over a copy of input 0 (the buffer sharing the memory planner sets up). */
-static void run(one *o, int in_place) {
-  ft_err e = {0};
-  o->n->op = ft_op_find("", o->n->op_type);
-  cr_assert(o->n->op, "%s is not in the op table", o->n->op_type);
-  ft_opctx c;
-  ft_opctx_init(&c, o->g, 0, &e);
-  cr_assert_eq(o->n->op->infer(&c), 0, "infer: %s", e.msg);
-  ft_kcall k;
-  memset(&k, 0, sizeof k);
-  k.prepack.input = -1;
-  cr_assert_eq(o->n->op->plan(&c, &k), 0, "plan: %s", e.msg);
-  const void *in[FT_MAX_IO];
-  void *out[FT_MAX_IO];
-  for (int i = 0; i < o->n->n_in; i++) in[i] = c.in[i] ? c.in[i]->data : NULL;
-  for (int i = 0; i < o->n->n_out; i++) {
-    size_t nb = ft_nbytes(c.out[i]);
-    c.out[i]->data = calloc(nb + 8, 1);
-    out[i] = c.out[i]->data;
-  }
-  if (in_place) {
-    cr_assert_eq(ft_nbytes(c.in[0]), ft_nbytes(c.out[0]));
-    memcpy(out[0], in[0], ft_nbytes(c.in[0]));
-    in[0] = out[0];
-  }
-  cr_assert_eq(ft_kcall_run(&k, in, out, &e), 0, "run: %s", e.msg);
-}
-
-static const ft_tensor *output(one *o, int i) { return &o->g->vals[o->n->out[i]].t; }
 
 static void expect_close(const float *got, const double *want, int64_t n, const char *what) {
   for (int64_t i = 0; i < n; i++) {
@@ -148,7 +76,7 @@ Test(math_ops, reduce_every_axis_subset) {
   for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
     for (int mask = 0; mask < 16; mask++)
       for (int keep = 0; keep < 2; keep++) {
-        one o = make(ops[oi], 13, 1, 1);
+        tu_one o = tu_one_new(ops[oi], 13, 1, 1);
         float *x = input_f32(&o, 0, 4, dims);
         if (!strcmp(ops[oi], "ReduceLogSum") || !strcmp(ops[oi], "ReduceProd"))
           for (int k = 0; k < 3 * 4 * 17; k++) x[k] = 0.5f + fabsf(x[k]) / 8; /* positive, moderate */
@@ -165,10 +93,10 @@ Test(math_ops, reduce_every_axis_subset) {
           av->t.data = malloc(sizeof(int64_t) * 4);
           memcpy(av->t.data, axes, sizeof(int64_t) * n_axes);
           o.n->in[1] = v;
-        } else if (n_axes) attr_ints(&o, "axes", axes, n_axes);
-        attr_int(&o, "keepdims", keep);
-        run(&o, 0);
-        const ft_tensor *y = output(&o, 0);
+        } else if (n_axes) tu_one_attr_ints(&o, "axes", axes, n_axes);
+        tu_one_attr_int(&o, "keepdims", keep);
+        tu_one_run(&o, 0);
+        const ft_tensor *y = tu_one_output(&o, 0);
         int64_t n_out = ft_numel(y);
         int want_rank = 0;
         for (int d = 0; d < 4; d++) want_rank += keep || !red[d];
@@ -188,18 +116,18 @@ Test(math_ops, argmax_argmin_every_axis_with_ties) {
   for (int op = 0; op < 2; op++)
     for (int axis = -3; axis < 3; axis++)
       for (int last = 0; last < 2; last++) {
-        one o = make(op ? "ArgMin" : "ArgMax", 13, 1, 1);
+        tu_one o = tu_one_new(op ? "ArgMin" : "ArgMax", 13, 1, 1);
         float *x = input_f32(&o, 0, 3, dims);
         for (int k = 0; k < 3 * 5 * 18; k++) x[k] = (float)(rand() % 4); /* many ties */
-        attr_int(&o, "axis", axis);
-        attr_int(&o, "select_last_index", last);
-        attr_int(&o, "keepdims", 0);
-        run(&o, 0);
+        tu_one_attr_int(&o, "axis", axis);
+        tu_one_attr_int(&o, "select_last_index", last);
+        tu_one_attr_int(&o, "keepdims", 0);
+        tu_one_run(&o, 0);
         int a = axis < 0 ? axis + 3 : axis;
         int64_t outer = 1, n = dims[a], inner = 1;
         for (int d = 0; d < a; d++) outer *= dims[d];
         for (int d = a + 1; d < 3; d++) inner *= dims[d];
-        const int64_t *y = output(&o, 0)->data;
+        const int64_t *y = tu_one_output(&o, 0)->data;
         for (int64_t i = 0; i < outer; i++)
           for (int64_t j = 0; j < inner; j++) {
             int64_t best = 0;
@@ -240,11 +168,11 @@ Test(math_ops, softmax_family_both_axis_semantics_and_in_place) {
     for (int opset = 11; opset <= 13; opset += 2)
       for (int axis = -3; axis < 3; axis++)
         for (int in_place = 0; in_place < 2; in_place++) {
-          one o = make(ops[oi], opset, 1, 1);
+          tu_one o = tu_one_new(ops[oi], opset, 1, 1);
           float *x = input_f32(&o, 0, 3, dims);
           for (int k = 0; k < 2 * 7 * 37; k++) x[k] *= 20; /* large values: the max shift matters */
-          attr_int(&o, "axis", axis);
-          run(&o, in_place);
+          tu_one_attr_int(&o, "axis", axis);
+          tu_one_run(&o, in_place);
           int a = axis < 0 ? axis + 3 : axis;
           int64_t outer = 1, n = 1, inner = 1;
           for (int d = 0; d < 3; d++) {
@@ -256,7 +184,7 @@ Test(math_ops, softmax_family_both_axis_semantics_and_in_place) {
           softmax_ref(ops[oi], x, outer, n, inner, want);
           char what[64];
           snprintf(what, sizeof what, "%s opset %d axis %d%s", ops[oi], opset, axis, in_place ? " in place" : "");
-          expect_close(output(&o, 0)->data, want, 2 * 7 * 37, what);
+          expect_close(tu_one_output(&o, 0)->data, want, 2 * 7 * 37, what);
           ft_graph_free(o.g);
         }
 }
@@ -270,12 +198,12 @@ Test(math_ops, layernorm_every_axis_with_stats_and_in_place) {
       int a = axis < 0 ? axis + 3 : axis;
       int64_t rows = 1, cols = 1;
       for (int d = 0; d < 3; d++) *(d < a ? &rows : &cols) *= dims[d];
-      one o = make("LayerNormalization", 17, 3, 3);
+      tu_one o = tu_one_new("LayerNormalization", 17, 3, 3);
       float *x = input_f32(&o, 0, 3, dims);
       float *scale = input_f32(&o, 1, 3 - a, dims + a), *bias = input_f32(&o, 2, 3 - a, dims + a);
       for (int64_t k = 0; k < rows * cols; k++) x[k] = x[k] * 3 + 100; /* an offset: two-pass variance */
-      attr_int(&o, "axis", axis);
-      run(&o, in_place);
+      tu_one_attr_int(&o, "axis", axis);
+      tu_one_run(&o, in_place);
       double *want = malloc(sizeof(double) * rows * cols), mean[64], inv[64];
       for (int64_t r = 0; r < rows; r++) {
         double m = 0, v = 0;
@@ -287,22 +215,22 @@ Test(math_ops, layernorm_every_axis_with_stats_and_in_place) {
         inv[r] = 1 / sqrt(v + 1e-5);
         for (int64_t i = 0; i < cols; i++) want[r * cols + i] = (x[r * cols + i] - m) * inv[r] * scale[i] + bias[i];
       }
-      expect_close(output(&o, 0)->data, want, rows * cols, "Y");
-      expect_close(output(&o, 1)->data, mean, rows, "Mean");
-      expect_close(output(&o, 2)->data, inv, rows, "InvStdDev");
-      cr_expect_eq(output(&o, 1)->rank, 3);
-      cr_expect_eq(ft_numel(output(&o, 1)), rows);
+      expect_close(tu_one_output(&o, 0)->data, want, rows * cols, "Y");
+      expect_close(tu_one_output(&o, 1)->data, mean, rows, "Mean");
+      expect_close(tu_one_output(&o, 2)->data, inv, rows, "InvStdDev");
+      cr_expect_eq(tu_one_output(&o, 1)->rank, 3);
+      cr_expect_eq(ft_numel(tu_one_output(&o, 1)), rows);
       free(want);
       ft_graph_free(o.g);
     }
 }
 
 Test(math_ops, batchnorm_training_mode_is_refused) {
-  one o = make("BatchNormalization", 15, 5, 1);
+  tu_one o = tu_one_new("BatchNormalization", 15, 5, 1);
   const int64_t xd[4] = {1, 2, 3, 3}, cd[1] = {2};
   input_f32(&o, 0, 4, xd);
   for (int i = 1; i < 5; i++) input_f32(&o, i, 1, cd);
-  attr_int(&o, "training_mode", 1);
+  tu_one_attr_int(&o, "training_mode", 1);
   ft_err e = {0};
   o.n->op = ft_op_find("", "BatchNormalization");
   ft_opctx c;
@@ -318,10 +246,10 @@ Test(math_ops, variadic_broadcasts_three_inputs) {
   static const char *ops[] = {"Sum", "Mean", "Max", "Min"};
   const int64_t da[3] = {3, 1, 17}, db[2] = {4, 1}, dc[1] = {17};
   for (int oi = 0; oi < 4; oi++) {
-    one o = make(ops[oi], 13, 3, 1);
+    tu_one o = tu_one_new(ops[oi], 13, 3, 1);
     float *a = input_f32(&o, 0, 3, da), *b = input_f32(&o, 1, 2, db), *c = input_f32(&o, 2, 1, dc);
-    run(&o, 0);
-    cr_assert_eq(output(&o, 0)->rank, 3);
+    tu_one_run(&o, 0);
+    cr_assert_eq(tu_one_output(&o, 0)->rank, 3);
     double want[3 * 4 * 17];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 4; j++)
@@ -332,7 +260,7 @@ Test(math_ops, variadic_broadcasts_three_inputs) {
           else r = fmin(fmin(va, vb), vc);
           want[(i * 4 + j) * 17 + k] = r;
         }
-    expect_close(output(&o, 0)->data, want, 3 * 4 * 17, ops[oi]);
+    expect_close(tu_one_output(&o, 0)->data, want, 3 * 4 * 17, ops[oi]);
     ft_graph_free(o.g);
   }
 }
@@ -342,13 +270,13 @@ Test(math_ops, unary_in_place_matches_out_of_place) {
   const int64_t dims[2] = {5, 33};
   for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
     srand(7);
-    one o1 = make(ops[oi], 20, 1, 1), o2 = make(ops[oi], 20, 1, 1);
+    tu_one o1 = tu_one_new(ops[oi], 20, 1, 1), o2 = tu_one_new(ops[oi], 20, 1, 1);
     input_f32(&o1, 0, 2, dims);
     srand(7);
     input_f32(&o2, 0, 2, dims);
-    run(&o1, 0);
-    run(&o2, 1);
-    cr_expect_arr_eq(output(&o1, 0)->data, output(&o2, 0)->data, 5 * 33 * sizeof(float), "%s", ops[oi]);
+    tu_one_run(&o1, 0);
+    tu_one_run(&o2, 1);
+    cr_expect_arr_eq(tu_one_output(&o1, 0)->data, tu_one_output(&o2, 0)->data, 5 * 33 * sizeof(float), "%s", ops[oi]);
     ft_graph_free(o1.g);
     ft_graph_free(o2.g);
   }

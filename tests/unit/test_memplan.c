@@ -6,6 +6,8 @@
  *   test.Ew    elementwise, FT_OP_INPLACE: output has input 0's shape
  *   test.View  FT_OP_ALIAS: output is input 0 flattened
  *   test.Make  output float[n] (attribute n), from any inputs
+ *   test.Res   FT_OP_INPLACE_ONLY(1): inputs X, R; output has X's shape and may overwrite R
+ *              only (like FusedConv, whose kernel reads X after writing output rows)
  * Each takes an optional attribute "scratch" (bytes of kernel working memory). */
 #include "testutil.h"
 
@@ -48,6 +50,7 @@ static const ft_opdesc test_ops[] = {
     {"Ew", "test", ew_infer, any_plan, "", FT_OP_INPLACE},
     {"View", "test", view_infer, NULL, "", FT_OP_ALIAS},
     {"Make", "test", make_infer, any_plan, "", 0},
+    {"Res", "test", ew_infer, any_plan, "", FT_OP_INPLACE_ONLY(1)},
     {0}};
 
 static Onnx__NodeProto *test_node(const char *op, const char *name, const char *in, const char *out) {
@@ -157,6 +160,11 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     }
     cr_assert(n->op->flags & FT_OP_INPLACE, "%s: '%s' (%s) shares storage but is neither a view nor in-place", what,
               g->vals[o].name, n->op_type);
+    int only = FT_OP_INPLACE_INPUT(n->op->flags);
+    for (int k = 0; k < n->n_in; k++)
+      cr_assert(only < 0 || k == only || n->in[k] < 0 || mp->root[n->in[k]] != r,
+                "%s: '%s' (%s) is written over its input %d, but the op allows only input %d", what, g->vals[o].name,
+                n->op_type, k, only);
     for (int v = 0; v < nv; v++)
       if (v != o && mp->storage[v] == FT_S_ARENA && mp->root[v] == r && lv[v].def < s)
         cr_assert_leq(lv[v].last, s, "%s: '%s' is overwritten in place at step %d but read at step %lld", what,
@@ -222,19 +230,31 @@ static int val(const ft_graph *g, const char *name) {
   return v;
 }
 
+/* A graph with float inputs x and y of one shape, for the nodes a test adds. */
+static Onnx__GraphProto *graph_xy(const char *shape) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, shape));
+  tb_add_input(gp, tb_value("y", FT_FLOAT, shape));
+  return gp;
+}
+
+/* Plan gp (as an opset-13 model) and have the referee check the plan. */
+static ft_graph *plan_checked(Onnx__GraphProto *gp, ft_lowered *lw, ft_memplan *mp, const char *what) {
+  ft_graph *g = plan(tb_model(gp, 13), lw, mp);
+  referee(g, lw, mp, what);
+  return g;
+}
+
 Test(memplan, elementwise_op_reuses_a_dying_input) {
   /* a = x + y; b = a + y (a dies here: b may take its place); c = b + y (output) */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  Onnx__GraphProto *gp = graph_xy("256");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, tb_node("Add", "n2", "a,y", "b"));
   tb_add_node(gp, tb_node("Add", "n3", "b,y", "c"));
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "chain");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "chain");
   int a = val(g, "a"), b = val(g, "b");
   cr_assert_eq(mp.storage[a], FT_S_ARENA);
   cr_assert_eq(mp.root[b], mp.root[a], "b is written over a, which dies at that node");
@@ -245,19 +265,48 @@ Test(memplan, elementwise_op_reuses_a_dying_input) {
   cr_assert_eq(mp.storage[val(g, "x")], FT_S_INPUT);
 }
 
+/* a = x + x, r = x + y: both die at Res(a, r) (unless `after` reads r again) and both have the
+ * output's size. The planner's first choice would be input 0; Res names input 1 (the residual)
+ * as the only one it may overwrite. */
+static ft_graph *residual_graph(const char *after, ft_lowered *lw, ft_memplan *mp, const char *what) {
+  Onnx__GraphProto *gp = graph_xy("256");
+  tb_add_node(gp, tb_node("Add", "n1", "x,x", "a"));
+  tb_add_node(gp, tb_node("Add", "n2", "x,y", "r"));
+  tb_add_node(gp, test_node("Res", "conv", "a,r", "b"));
+  tb_add_node(gp, tb_node("Add", "n3", after, "c"));
+  tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
+  return plan_checked(gp, lw, mp, what);
+}
+
+Test(memplan, residual_op_overwrites_only_the_input_it_names) {
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = residual_graph("b,y", &lw, &mp, "residual");
+  int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
+  cr_assert_eq(mp.root[b], mp.root[r], "b is written over the residual r, which dies at that node");
+  cr_assert_neq(mp.root[b], mp.root[a], "b must never be written over X");
+  cr_assert_eq(mp.arena_bytes, 2 * 256 * 4, "a and r are alive together; b needs no third buffer");
+}
+
+Test(memplan, residual_still_needed_is_not_overwritten) {
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = residual_graph("b,r", &lw, &mp, "residual still needed");
+  int a = val(g, "a"), r = val(g, "r"), b = val(g, "b");
+  cr_assert_neq(mp.root[b], mp.root[r]);
+  cr_assert_neq(mp.root[b], mp.root[a]);
+}
+
 Test(memplan, no_in_place_over_a_value_still_needed) {
   /* a = x + y; b = a + y; c = b + a: a is still read after b is written */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "256"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "256"));
+  Onnx__GraphProto *gp = graph_xy("256");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, tb_node("Add", "n2", "a,y", "b"));
   tb_add_node(gp, tb_node("Add", "n3", "b,a", "c"));
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "still needed");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "still needed");
   int a = val(g, "a"), b = val(g, "b");
   cr_assert_neq(mp.root[b], mp.root[a]);
   cr_assert_eq(mp.arena_bytes, 2 * 256 * 4);
@@ -275,16 +324,13 @@ Test(memplan, no_in_place_across_a_broadcast) {
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "broadcast");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "broadcast");
   cr_assert_neq(mp.root[val(g, "b")], mp.root[val(g, "a")]);
 }
 
 Test(memplan, a_view_shares_storage) {
   /* a = x + y; v = View(a); c = v + v (output); a's storage lives as long as v is read */
-  Onnx__GraphProto *gp = tb_graph("g");
-  tb_add_input(gp, tb_value("x", FT_FLOAT, "4,32"));
-  tb_add_input(gp, tb_value("y", FT_FLOAT, "4,32"));
+  Onnx__GraphProto *gp = graph_xy("4,32");
   tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
   tb_add_node(gp, test_node("View", "view", "a", "v"));
   tb_add_node(gp, tb_node("Add", "n2", "x,y", "d"));
@@ -292,8 +338,7 @@ Test(memplan, a_view_shares_storage) {
   tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "view");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "view");
   int a = val(g, "a"), v = val(g, "v"), d = val(g, "d");
   cr_assert_eq(mp.root[v], mp.root[a]);
   cr_assert_eq(mp.offset[v], mp.offset[a]);
@@ -315,8 +360,7 @@ Test(memplan, a_view_output_gets_its_own_buffer) {
   tb_add_output(gp, tb_value("v", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "view output");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "view output");
   cr_assert_eq(mp.storage[val(g, "v")], FT_S_OUTPUT);
   int copies = 0;
   for (int s = 0; s < lw.n; s++) copies += lw.calls[s].kernel && !strcmp(lw.calls[s].kernel, "ft_copy_bytes");
@@ -337,8 +381,7 @@ Test(memplan, scratch_is_planned) {
   tb_add_output(gp, tb_value("b", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "scratch");
+  plan_checked(gp, &lw, &mp, "scratch");
   cr_assert_geq(mp.scratch[0], 0);
   cr_assert_geq(mp.scratch[1], 0);
 }
@@ -356,8 +399,7 @@ Test(memplan, constants_go_to_the_weights) {
   tb_add_output(gp, tb_value("b", FT_FLOAT, NULL));
   ft_lowered lw;
   ft_memplan mp;
-  ft_graph *g = plan(tb_model(gp, 13), &lw, &mp);
-  referee(g, &lw, &mp, "weights");
+  ft_graph *g = plan_checked(gp, &lw, &mp, "weights");
   cr_assert_eq(mp.storage[val(g, "w1")], FT_S_WEIGHT);
   cr_assert_eq(mp.storage[val(g, "w2")], FT_S_WEIGHT);
   cr_assert_neq(mp.storage[val(g, "unused")], FT_S_WEIGHT, "an unread initializer is not shipped");
@@ -395,8 +437,16 @@ static Onnx__ModelProto *random_model(int n_nodes) {
       snprintf(ins + m, sizeof ins - m, "%s%s", j ? "," : "", names[pick]);
     }
     Onnx__NodeProto *n;
-    switch (rnd(4)) {
+    switch (rnd(5)) {
     case 0: n = test_node("Ew", nm, ins, out); break;
+    case 4: { /* Res over two recent values: X and the residual it may overwrite */
+      char two[40];
+      const char *x = names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)];
+      const char *r = names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)];
+      snprintf(two, sizeof two, "%s,%s", x, r);
+      n = test_node("Res", nm, two, out);
+      break;
+    }
     case 1: {
       char first[16];
       snprintf(first, sizeof first, "%s", names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)]);

@@ -2,107 +2,30 @@
  * Upsample/Resize-10 nearest rules, Resize linear against a plain reference, the scatters in
  * place, TopK's order of ties and NaN, Einsum against plain loops, QuantizeLinear's rounding,
  * and kernels with optional inputs and outputs left off (the kernel must not read them). */
-#include <criterion/criterion.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "op.h"
+#include "testutil.h"
 
-typedef struct one {
-  ft_graph *g;
-  ft_node *n;
-} one;
-
-static one make(const char *op, int opset, int n_in, int n_out) {
-  one o;
-  o.g = ft_graph_new();
-  o.g->opset = opset;
-  o.g->path = strdup("test");
-  o.n = ft_node_add(o.g, "n", op, "", n_in, n_out);
-  for (int i = 0; i < n_out; i++) o.n->out[i] = ft_value_add(o.g, NULL);
-  return o;
-}
-
-/* input i with the given dtype, shape and contents (copied) */
-static void *input(one *o, int i, int dtype, int rank, const int64_t *dims, const void *data) {
-  int v = ft_value_add(o->g, NULL);
-  ft_value *val = &o->g->vals[v];
-  val->t.dtype = dtype;
-  val->t.rank = rank;
-  for (int d = 0; d < rank; d++) val->t.dims[d] = dims[d];
-  size_t nb = ft_nbytes(&val->t);
-  val->t.data = calloc(nb + 8, 1);
-  if (data) memcpy(val->t.data, data, nb);
-  val->shape_known = 1;
-  o->n->in[i] = v;
-  return val->t.data;
-}
-
-static float *random_f32(one *o, int i, int rank, const int64_t *dims) {
-  float *x = input(o, i, FT_FLOAT, rank, dims, NULL);
+/* Input i: a float tensor of the given shape with random data in [-4, 4]. */
+static float *random_f32(tu_one *o, int i, int rank, const int64_t *dims) {
+  float *x = tu_one_input(o, i, FT_FLOAT, rank, dims, NULL);
   int64_t n = 1;
   for (int d = 0; d < rank; d++) n *= dims[d];
   for (int64_t k = 0; k < n; k++) x[k] = (float)((rand() % 2001) - 1000) / 250.0f;
   return x;
 }
 
-static ft_attr *attr(one *o, const char *name, int type) {
-  o->n->attrs = realloc(o->n->attrs, sizeof(ft_attr) * (o->n->n_attrs + 1));
-  ft_attr *a = &o->n->attrs[o->n->n_attrs++];
-  memset(a, 0, sizeof *a);
-  a->name = strdup(name);
-  a->type = type;
-  return a;
-}
-static void attr_int(one *o, const char *name, int64_t v) { attr(o, name, FT_ATTR_INT)->i = v; }
-static void attr_str(one *o, const char *name, const char *s) {
-  ft_attr *a = attr(o, name, FT_ATTR_STRING);
-  a->s = strdup(s);
-  a->s_len = strlen(s);
-}
-
-/* Infer, plan and run into fresh outputs. Slots past the node's inputs and outputs hold a
- * pointer no kernel may follow; with in_place, output 0 overwrites a copy of input 0. */
-static void run(one *o, int in_place) {
-  ft_err e = {0};
-  o->n->op = ft_op_find("", o->n->op_type);
-  cr_assert(o->n->op, "%s is not in the op table", o->n->op_type);
-  ft_opctx c;
-  ft_opctx_init(&c, o->g, 0, &e);
-  cr_assert_eq(o->n->op->infer(&c), 0, "infer: %s", e.msg);
-  ft_kcall k;
-  memset(&k, 0, sizeof k);
-  k.prepack.input = -1;
-  cr_assert_eq(o->n->op->plan(&c, &k), 0, "plan: %s", e.msg);
-  const void *in[FT_MAX_IO];
-  void *out[FT_MAX_IO];
-  for (int i = 0; i < FT_MAX_IO; i++) { in[i] = (const void *)8; out[i] = (void *)8; }
-  for (int i = 0; i < o->n->n_in; i++) in[i] = c.in[i] ? c.in[i]->data : NULL;
-  for (int i = 0; i < o->n->n_out; i++) {
-    c.out[i]->data = calloc(ft_nbytes(c.out[i]) + 8, 1);
-    out[i] = c.out[i]->data;
-  }
-  if (in_place) {
-    memcpy(out[0], in[0], ft_nbytes(c.in[0]));
-    in[0] = out[0];
-  }
-  cr_assert_eq(ft_kcall_run(&k, in, out, &e), 0, "run: %s", e.msg);
-}
-
-static const ft_tensor *output(one *o, int i) { return &o->g->vals[o->n->out[i]].t; }
-
 /* ---- Resize, Upsample --------------------------------------------------------------------- */
 
 /* Upsample (and Resize-10) nearest: output i reads input floor(i / scale), as np.repeat does */
 Test(resize, upsample_nearest_repeats) {
-  one o = make("Upsample", 9, 2, 1);
+  tu_one o = tu_one_new("Upsample", 9, 2, 1);
   int64_t xd[4] = {1, 2, 3, 4}, sd[1] = {4};
   float *x = random_f32(&o, 0, 4, xd);
   float s[4] = {1, 1, 2, 3};
-  input(&o, 1, FT_FLOAT, 1, sd, s);
-  run(&o, 0);
-  const ft_tensor *y = output(&o, 0);
+  tu_one_input(&o, 1, FT_FLOAT, 1, sd, s);
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
   cr_assert(y->dims[2] == 6 && y->dims[3] == 12);
   const float *yv = y->data;
   for (int c = 0; c < 2; c++)
@@ -113,14 +36,14 @@ Test(resize, upsample_nearest_repeats) {
 
 /* Resize-13 linear, half_pixel, on one of two dims: a reference written out in full */
 Test(resize, linear_half_pixel_matches_reference) {
-  one o = make("Resize", 13, 3, 1);
+  tu_one o = tu_one_new("Resize", 13, 3, 1);
   int64_t xd[2] = {3, 5}, sd[1] = {2};
   float *x = random_f32(&o, 0, 2, xd);
   float s[2] = {1, 1.6f};
-  input(&o, 2, FT_FLOAT, 1, sd, s);
-  attr_str(&o, "mode", "linear");
-  run(&o, 0);
-  const ft_tensor *y = output(&o, 0);
+  tu_one_input(&o, 2, FT_FLOAT, 1, sd, s);
+  tu_one_attr_str(&o, "mode", "linear");
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
   cr_assert(y->dims[0] == 3 && y->dims[1] == 8);
   const float *yv = y->data;
   for (int r = 0; r < 3; r++)
@@ -142,14 +65,14 @@ Test(scatter, elements_in_place_equals_copy) {
   float upd[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   float want[12];
   for (int pass = 0; pass < 2; pass++) {
-    one o = make("ScatterElements", 16, 3, 1);
+    tu_one o = tu_one_new("ScatterElements", 16, 3, 1);
     srand(7);
     random_f32(&o, 0, 2, xd);
-    input(&o, 1, FT_INT64, 2, id, ind);
-    input(&o, 2, FT_FLOAT, 2, id, upd);
-    attr_str(&o, "reduction", "add");
-    run(&o, pass);
-    const float *y = output(&o, 0)->data;
+    tu_one_input(&o, 1, FT_INT64, 2, id, ind);
+    tu_one_input(&o, 2, FT_FLOAT, 2, id, upd);
+    tu_one_attr_str(&o, "reduction", "add");
+    tu_one_run(&o, pass);
+    const float *y = tu_one_output(&o, 0)->data;
     for (int i = 0; i < 12; i++) {
       if (pass == 0) want[i] = y[i];
       else cr_expect_eq(y[i], want[i], "element %d", i);
@@ -162,34 +85,34 @@ Test(scatter, elements_in_place_equals_copy) {
 Test(topk, ties_keep_index_order_and_nan_ranks_first) {
   float xv[6] = {1, 3, 3, NAN, 2, 3};
   int64_t xd[1] = {6}, kd[1] = {1}, k3 = 3, k2 = 2;
-  one o = make("TopK", 11, 2, 2);
-  input(&o, 0, FT_FLOAT, 1, xd, xv);
-  input(&o, 1, FT_INT64, 1, kd, &k3);
-  run(&o, 0);
-  const float *v = output(&o, 0)->data;
-  const int64_t *i = output(&o, 1)->data;
+  tu_one o = tu_one_new("TopK", 11, 2, 2);
+  tu_one_input(&o, 0, FT_FLOAT, 1, xd, xv);
+  tu_one_input(&o, 1, FT_INT64, 1, kd, &k3);
+  tu_one_run(&o, 0);
+  const float *v = tu_one_output(&o, 0)->data;
+  const int64_t *i = tu_one_output(&o, 1)->data;
   cr_expect(isnan(v[0]) && i[0] == 3);
   cr_expect(v[1] == 3 && i[1] == 1 && v[2] == 3 && i[2] == 2);
 
-  one s = make("TopK", 11, 2, 2);
-  input(&s, 0, FT_FLOAT, 1, xd, xv);
-  input(&s, 1, FT_INT64, 1, kd, &k2);
-  attr_int(&s, "largest", 0);
-  run(&s, 0);
-  v = output(&s, 0)->data;
-  i = output(&s, 1)->data;
+  tu_one s = tu_one_new("TopK", 11, 2, 2);
+  tu_one_input(&s, 0, FT_FLOAT, 1, xd, xv);
+  tu_one_input(&s, 1, FT_INT64, 1, kd, &k2);
+  tu_one_attr_int(&s, "largest", 0);
+  tu_one_run(&s, 0);
+  v = tu_one_output(&s, 0)->data;
+  i = tu_one_output(&s, 1)->data;
   cr_expect(v[0] == 1 && i[0] == 0 && v[1] == 2 && i[1] == 4);
 }
 
 /* ---- Einsum ------------------------------------------------------------------------------- */
 
 Test(einsum, batched_matmul_with_transpose) {
-  one o = make("Einsum", 12, 2, 1);
+  tu_one o = tu_one_new("Einsum", 12, 2, 1);
   int64_t ad[3] = {2, 3, 4}, bd[3] = {2, 5, 4};
   float *a = random_f32(&o, 0, 3, ad), *b = random_f32(&o, 1, 3, bd);
-  attr_str(&o, "equation", "bik,bjk->bji");
-  run(&o, 0);
-  const ft_tensor *y = output(&o, 0);
+  tu_one_attr_str(&o, "equation", "bik,bjk->bji");
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
   cr_assert(y->rank == 3 && y->dims[0] == 2 && y->dims[1] == 5 && y->dims[2] == 3);
   const float *yv = y->data;
   for (int n = 0; n < 2; n++)
@@ -202,12 +125,12 @@ Test(einsum, batched_matmul_with_transpose) {
 }
 
 Test(einsum, trace_and_implicit_output) {
-  one o = make("Einsum", 12, 1, 1);
+  tu_one o = tu_one_new("Einsum", 12, 1, 1);
   int64_t d[2] = {4, 4};
   float *x = random_f32(&o, 0, 2, d);
-  attr_str(&o, "equation", "ii");
-  run(&o, 0);
-  const ft_tensor *y = output(&o, 0);
+  tu_one_attr_str(&o, "equation", "ii");
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
   cr_assert_eq(y->rank, 0);
   double s = x[0] + x[5] + x[10] + x[15];
   cr_expect(fabs(*(const float *)y->data - s) < 1e-5);
@@ -217,14 +140,14 @@ Test(einsum, trace_and_implicit_output) {
 
 /* no zero point: uint8, ties to even, saturation */
 Test(quant, quantize_without_zero_point) {
-  one o = make("QuantizeLinear", 13, 2, 1);
+  tu_one o = tu_one_new("QuantizeLinear", 13, 2, 1);
   float xv[6] = {2.5f, 3.5f, -1, 600, 0.49f, 7};
   float sc = 1;
   int64_t xd[1] = {6};
-  input(&o, 0, FT_FLOAT, 1, xd, xv);
-  input(&o, 1, FT_FLOAT, 0, NULL, &sc);
-  run(&o, 0);
-  const ft_tensor *y = output(&o, 0);
+  tu_one_input(&o, 0, FT_FLOAT, 1, xd, xv);
+  tu_one_input(&o, 1, FT_FLOAT, 0, NULL, &sc);
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
   cr_assert_eq(y->dtype, FT_UINT8);
   const uint8_t want[6] = {2, 4, 0, 255, 0, 7}, *yv = y->data;
   for (int i = 0; i < 6; i++) cr_expect_eq(yv[i], want[i], "element %d", i);
@@ -232,14 +155,14 @@ Test(quant, quantize_without_zero_point) {
 
 /* MatMulInteger without zero points: the kernel must not read inputs 2 and 3 */
 Test(quant, matmul_integer_two_inputs) {
-  one o = make("MatMulInteger", 10, 2, 1);
+  tu_one o = tu_one_new("MatMulInteger", 10, 2, 1);
   int8_t a[6] = {1, -2, 3, -4, 5, -6};
   uint8_t b[6] = {1, 2, 3, 4, 5, 6};
   int64_t ad[2] = {2, 3}, bd[2] = {3, 2};
-  input(&o, 0, FT_INT8, 2, ad, a);
-  input(&o, 1, FT_UINT8, 2, bd, b);
-  run(&o, 0);
-  const int32_t *y = output(&o, 0)->data;
+  tu_one_input(&o, 0, FT_INT8, 2, ad, a);
+  tu_one_input(&o, 1, FT_UINT8, 2, bd, b);
+  tu_one_run(&o, 0);
+  const int32_t *y = tu_one_output(&o, 0)->data;
   int32_t want[4] = {1 * 1 - 2 * 3 + 3 * 5, 1 * 2 - 2 * 4 + 3 * 6, -4 * 1 + 5 * 3 - 6 * 5, -4 * 2 + 5 * 4 - 6 * 6};
   for (int i = 0; i < 4; i++) cr_expect_eq(y[i], want[i], "element %d", i);
 }
@@ -249,11 +172,11 @@ Test(quant, matmul_integer_two_inputs) {
 /* LSTM with only X, W, R and only Y_h: zero bias and initial states, a plain reference */
 Test(rnn, lstm_minimal_inputs_and_outputs) {
   const int S = 3, B = 2, I = 2, H = 2;
-  one o = make("LSTM", 14, 3, 2);
+  tu_one o = tu_one_new("LSTM", 14, 3, 2);
   o.n->out[0] = -1; /* Y left off */
   int64_t xd[3] = {S, B, I}, wd[3] = {1, 4 * H, I}, rd[3] = {1, 4 * H, H};
   float *x = random_f32(&o, 0, 3, xd), *w = random_f32(&o, 1, 3, wd), *r = random_f32(&o, 2, 3, rd);
-  attr_int(&o, "hidden_size", H);
+  tu_one_attr_int(&o, "hidden_size", H);
   ft_err e = {0};
   o.n->op = ft_op_find("", "LSTM");
   ft_opctx c;

@@ -320,3 +320,17 @@ Test(tensorio, half_and_bfloat16_conversions) {
     cr_assert_eq(ft_float_to_bf16(f), h);
   }
 }
+
+/* The ONNX test data writes bfloat16 tensors as UINT16 files of bfloat16 bits: those stand for
+ * bfloat16, bit for bit. No other pair of different dtypes is accepted, either way round. */
+Test(tensorio, uint16_files_stand_for_bfloat16_and_nothing_else) {
+  for (size_t i = 0; i < N_DTYPES; i++)
+    for (size_t j = 0; j < N_DTYPES; j++) {
+      int want = all_dtypes[i], file = all_dtypes[j];
+      ft_tensor t = {file, 1, {3}, NULL};
+      int ok = ft_pb_accept_dtype(&t, want);
+      int expect = want == file || (want == FT_BFLOAT16 && file == FT_UINT16);
+      cr_assert_eq(ok, expect, "%s file where %s is wanted", ft_dtype_name(file), ft_dtype_name(want));
+      cr_assert_eq(t.dtype, ok ? want : file, "the dtype changes only when the file is accepted");
+    }
+}

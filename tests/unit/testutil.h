@@ -3,7 +3,8 @@
  *
  *   tb_*  build ONNX ModelProtos in C with the protobuf-c bindings and write them to files, so
  *         every model a test uses is spelled out next to the assertions about it;
- *   tu_*  temporary folders, files and running the ftax tools as child processes.
+ *   tu_*  temporary folders, files and running the ftax tools as child processes; tu_one_*
+ *         runs one node through its op descriptor (infer, plan, kernel) without a model file.
  *
  * The builders never free: Criterion runs each test in its own process, which exits right
  * after the test. */
@@ -445,5 +446,92 @@ static int tu_have_ops(const char *list) {
     if (!ft_op_find("", names[i])) return 0;
   return 1;
 }
+
+/* ---- one node through its descriptor: infer, plan, kernel ----------------------------------
+ * A graph of a single node whose inputs carry data, for testing an op family's descriptor and
+ * kernels directly (no model file, no compiler passes). */
+
+typedef struct tu_one {
+  ft_graph *g;
+  ft_node *n;
+} tu_one;
+
+static tu_one tu_one_new(const char *op, int opset, int n_in, int n_out) {
+  tu_one o;
+  o.g = ft_graph_new();
+  o.g->opset = opset;
+  o.g->path = strdup("test");
+  o.n = ft_node_add(o.g, "n", op, "", n_in, n_out);
+  for (int i = 0; i < n_out; i++) o.n->out[i] = ft_value_add(o.g, NULL);
+  return o;
+}
+
+/* Input i with the given dtype, shape and contents (copied; NULL: zeros). Returns its data. */
+static void *tu_one_input(tu_one *o, int i, int dtype, int rank, const int64_t *dims, const void *data) {
+  int v = ft_value_add(o->g, NULL);
+  ft_value *val = &o->g->vals[v];
+  val->t.dtype = dtype;
+  val->t.rank = rank;
+  for (int d = 0; d < rank; d++) val->t.dims[d] = dims[d];
+  size_t nb = ft_nbytes(&val->t);
+  val->t.data = calloc(nb + 8, 1);
+  if (data) memcpy(val->t.data, data, nb);
+  val->shape_known = 1;
+  o->n->in[i] = v;
+  return val->t.data;
+}
+
+static ft_attr *tu_one_attr(tu_one *o, const char *name, int type) {
+  o->n->attrs = realloc(o->n->attrs, sizeof(ft_attr) * (o->n->n_attrs + 1));
+  ft_attr *a = &o->n->attrs[o->n->n_attrs++];
+  memset(a, 0, sizeof *a);
+  a->name = strdup(name);
+  a->type = type;
+  return a;
+}
+static void tu_one_attr_int(tu_one *o, const char *name, int64_t v) { tu_one_attr(o, name, FT_ATTR_INT)->i = v; }
+static void tu_one_attr_ints(tu_one *o, const char *name, const int64_t *v, int n) {
+  ft_attr *a = tu_one_attr(o, name, FT_ATTR_INTS);
+  a->ints = malloc(sizeof(int64_t) * (n ? n : 1));
+  memcpy(a->ints, v, sizeof(int64_t) * n);
+  a->n_ints = n;
+}
+static void tu_one_attr_str(tu_one *o, const char *name, const char *s) {
+  ft_attr *a = tu_one_attr(o, name, FT_ATTR_STRING);
+  a->s = strdup(s);
+  a->s_len = strlen(s);
+}
+
+/* Infer, plan and run into freshly allocated outputs. Slots past the node's inputs and outputs
+ * hold a pointer no kernel may follow. With in_place, output 0 overwrites a copy of input 0 (the
+ * buffer sharing the memory planner sets up), so the two must be the same size. */
+static void tu_one_run(tu_one *o, int in_place) {
+  ft_err e = {0};
+  o->n->op = ft_op_find("", o->n->op_type);
+  cr_assert(o->n->op, "%s is not in the op table", o->n->op_type);
+  ft_opctx c;
+  ft_opctx_init(&c, o->g, 0, &e);
+  cr_assert_eq(o->n->op->infer(&c), 0, "infer: %s", e.msg);
+  ft_kcall k;
+  memset(&k, 0, sizeof k);
+  k.prepack.input = -1;
+  cr_assert_eq(o->n->op->plan(&c, &k), 0, "plan: %s", e.msg);
+  const void *in[FT_MAX_IO];
+  void *out[FT_MAX_IO];
+  for (int i = 0; i < FT_MAX_IO; i++) { in[i] = (const void *)8; out[i] = (void *)8; }
+  for (int i = 0; i < o->n->n_in; i++) in[i] = c.in[i] ? c.in[i]->data : NULL;
+  for (int i = 0; i < o->n->n_out; i++) {
+    c.out[i]->data = calloc(ft_nbytes(c.out[i]) + 8, 1);
+    out[i] = c.out[i]->data;
+  }
+  if (in_place) {
+    cr_assert_eq(ft_nbytes(c.in[0]), ft_nbytes(c.out[0]), "in place: input 0 and output 0 differ in size");
+    memcpy(out[0], in[0], ft_nbytes(c.in[0]));
+    in[0] = out[0];
+  }
+  cr_assert_eq(ft_kcall_run(&k, in, out, &e), 0, "run: %s", e.msg);
+}
+
+static const ft_tensor *tu_one_output(tu_one *o, int i) { return &o->g->vals[o->n->out[i]].t; }
 
 #endif
