@@ -3,8 +3,7 @@
 
 #include <stdlib.h>
 
-/* Class of a request and the bytes that class holds. */
-static int size_class(size_t n, size_t *bytes) {
+int ft_cache_class(size_t n, size_t *bytes) {
   if (n <= 64) {
     *bytes = 64;
     return 0;
@@ -16,8 +15,7 @@ static int size_class(size_t n, size_t *bytes) {
   return (k - 6) * 4 + (int)i;
 }
 
-/* Bytes held by blocks of class cls (the inverse of size_class). */
-static size_t class_bytes(int cls) {
+size_t ft_cache_class_size(int cls) {
   if (cls == 0) return 64;
   int k = 6 + (cls - 1) / 4;
   size_t i = (size_t)((cls - 1) % 4 + 1);
@@ -26,13 +24,13 @@ static size_t class_bytes(int cls) {
 
 size_t ft_cache_class_bytes(size_t bytes) {
   size_t b;
-  size_class(bytes, &b);
+  ft_cache_class(bytes, &b);
   return b;
 }
 
 void *ft_cache_get(ft_cache *c, size_t bytes, int *cls) {
   size_t cb;
-  int k = size_class(bytes, &cb);
+  int k = ft_cache_class(bytes, &cb);
   void *p = c->free_list[k];
   if (p) {
     c->free_list[k] = *(void **)p;
@@ -53,7 +51,7 @@ void ft_cache_put(ft_cache *c, void *block, int cls) {
   if (!block) return;
   *(void **)block = c->free_list[cls];
   c->free_list[cls] = block;
-  c->in_use -= class_bytes(cls);
+  c->in_use -= ft_cache_class_size(cls);
 }
 
 void ft_cache_release(ft_cache *c) {

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define FT_CACHE_CLASSES 256
 
 typedef struct ft_cache {
@@ -31,5 +35,12 @@ void ft_cache_put(ft_cache *c, void *block, int cls);
 void ft_cache_release(ft_cache *c);
 /* The size a request of bytes is rounded up to. */
 size_t ft_cache_class_bytes(size_t bytes);
+/* The class of a request of n bytes, and the bytes that class holds (the device cache of
+ * ftax-eager --device cuda uses the same classes); the bytes of a class. */
+int ft_cache_class(size_t n, size_t *bytes);
+size_t ft_cache_class_size(int cls);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,11 +8,19 @@
  * What an eager framework would not do is left out on purpose: no constant folding, no fusion,
  * no in-place reuse, no memory plan. Constant weights are packed into the kernel's layout once,
  * on first use, as ONNX Runtime and oneDNN-backed frameworks do at session start: the kernels
- * then run exactly as in a compiled program, so the measured difference is framework overhead. */
+ * then run exactly as in a compiled program, so the measured difference is framework overhead.
+ *
+ * On a device (ft_eager_load_on, e.g. --device cuda) the walk is the same; a node whose inputs
+ * all live on the host and whose outputs are small integer tensors (shape arithmetic) runs its
+ * C kernel on the host, every other node runs the CUDA twin of the kernel its plan picked, on
+ * device memory, without waiting for it. Host values a device node reads are copied over (graph
+ * constants once, like weights moved to the GPU at load); a device value whose contents an op's
+ * shape inference needs is copied back, which waits, as .item() does in PyTorch. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cuda_twins.h"
 #include "eager_impl.h"
 #include "load.h"
 
@@ -80,6 +88,12 @@ static void make_rows(ft_eager *h) {
 }
 
 int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err *e) {
+  return ft_eager_load_on(path, pins, NULL, out, e);
+}
+
+const char *ft_eager_device_name(const ft_eager *h) { return h->dev ? h->dev->name : "cpu"; }
+
+int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_device *dev, ft_eager **out, ft_err *e) {
   static const ft_pins no_pins;
   if (!pins) pins = &no_pins;
   *out = NULL;
@@ -111,6 +125,13 @@ int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err 
   count_uses(h);
   make_rows(h);
   rc = learn_output_shapes(h, path, pins, e);
+  if (!rc && dev) {
+    h->dptr = calloc(nv, sizeof *h->dptr);
+    h->cdev = calloc(nv, sizeof *h->cdev);
+    h->cdev_cls = calloc(nv, sizeof *h->cdev_cls);
+    if (!h->dptr || !h->cdev || !h->cdev_cls) rc = ft_fail(e, FT_EIO, "out of memory");
+    else if (!(rc = dev->open(&h->dctx, g->n_nodes, e))) h->dev = dev;
+  }
   if (rc) { ft_eager_free(h); return rc; }
   *out = h;
   return 0;
@@ -121,6 +142,12 @@ void ft_eager_free(ft_eager *h) {
   if (h->g)
     for (int i = 0; i < h->g->n_inputs; i++) h->g->vals[h->g->inputs[i]].t.data = NULL; /* the caller's */
   for (int i = 0; h->g && h->packed && i < h->g->n_nodes; i++) free(h->packed[i]);
+  if (h->dev) {
+    for (int v = 0; v < h->g->n_vals; v++)
+      if (h->cdev[v]) h->dev->put(h->dctx, h->cdev[v], h->cdev_cls[v]);
+    h->dev->close(h->dctx);
+  }
+  free(h->dptr); free(h->cdev); free(h->cdev_cls);
   free(h->packed);
   ft_graph_free(h->g);
   ft_cache_release(&h->cache);
@@ -155,11 +182,13 @@ static void own_storage(ft_eager *h, int v, void *ptr, int own, int cls) {
 /* v is done with: drop its reference, and give the storage back when no view still uses it. */
 static void release(ft_eager *h, int v) {
   ft_tensor *t = &h->g->vals[v].t;
-  if (!t->data) return;
+  if (!t->data && !(h->dptr && h->dptr[v])) return;
   t->data = NULL;
+  if (h->dptr) h->dptr[v] = NULL;
   ft_storage *s = &h->store[h->root[v]];
   if (s->own == FT_OWN_NONE || --s->refs > 0) return;
   if (s->own == FT_OWN_CACHE) ft_cache_put(&h->cache, s->ptr, s->cls);
+  else if (s->own == FT_OWN_DEVICE) h->dev->put(h->dctx, s->ptr, s->cls);
   else free(s->ptr);
   *s = (ft_storage){0};
 }
@@ -167,10 +196,18 @@ static void release(ft_eager *h, int v) {
 /* Outputs of a node get dense storage from the cache (views and NOEVAL ops excepted). A graph
  * output a kernel computes is written straight into the caller's buffer, as the generated
  * program does, so the tax does not include a copy the compiled program avoids. */
-static int alloc_output(ft_eager *h, int v, ft_err *e) {
+static int alloc_output(ft_eager *h, int v, int on_dev, ft_err *e) {
   int cls;
   const ft_tensor *t = &h->g->vals[v].t;
   int slot = h->out_slot[v];
+  if (on_dev) { /* device memory: a graph output is copied back at the end of the run */
+    void *p = h->dev->alloc(h->dctx, ft_nbytes(t), &cls);
+    if (!p) return ft_fail(e, FT_EIO, "out of device memory for %zu bytes ('%s')", ft_nbytes(t), h->g->vals[v].name);
+    own_storage(h, v, NULL, FT_OWN_DEVICE, cls);
+    h->store[v].ptr = p;
+    h->dptr[v] = p;
+    return 0;
+  }
   if (slot >= 0) {
     const ft_tensor *d = &h->out_desc[slot];
     int same = t->dtype == d->dtype && t->rank == d->rank;
@@ -189,25 +226,109 @@ static int alloc_output(ft_eager *h, int v, ft_err *e) {
 
 /* ---- one node ------------------------------------------------------------------------------- */
 
+static int on_device(const ft_eager *h, int v) { return h->dptr && v >= 0 && h->dptr[v]; }
+
+/* Small integer tensors: what shape arithmetic computes (Shape -> Gather -> Concat -> Reshape). */
+#define FT_HOST_SHAPE_ELEMS 1024
+static int shape_like(const ft_tensor *t) {
+  return t->dtype != FT_FLOAT && t->dtype != FT_DOUBLE && t->dtype != FT_FLOAT16 && t->dtype != FT_BFLOAT16 &&
+         ft_numel(t) <= FT_HOST_SHAPE_ELEMS;
+}
+
+/* Host copies of device inputs, made for a node's shape inference, given back after the node. */
+typedef struct mirrors {
+  int n, v[FT_MAX_IO], cls[FT_MAX_IO];
+  void *ptr[FT_MAX_IO];
+} mirrors;
+
+static void drop_mirrors(ft_eager *h, mirrors *m) {
+  for (int i = 0; i < m->n; i++) {
+    h->g->vals[m->v[i]].t.data = NULL;
+    ft_cache_put(&h->cache, m->ptr[i], m->cls[i]);
+  }
+  m->n = 0;
+}
+
+/* Copy the node's small integer device inputs to the host (waits for the device). */
+static int mirror_inputs(ft_eager *h, const ft_node *n, mirrors *m, ft_err *e) {
+  for (int j = 0; j < n->n_in; j++) {
+    int v = n->in[j], dup = 0;
+    if (!on_device(h, v) || !shape_like(&h->g->vals[v].t)) continue;
+    for (int i = 0; i < m->n; i++) dup |= m->v[i] == v;
+    if (dup) continue;
+    ft_tensor *t = &h->g->vals[v].t;
+    size_t nb = ft_nbytes(t);
+    void *p = ft_cache_get(&h->cache, nb, &m->cls[m->n]);
+    if (!p) return ft_fail(e, FT_EIO, "out of memory");
+    m->v[m->n] = v;
+    m->ptr[m->n++] = p;
+    int rc = h->dev->copy(h->dctx, p, h->dptr[v], nb, 0, e);
+    if (rc) return rc;
+    t->data = p;
+  }
+  return 0;
+}
+
+/* Shape inference of node i on the tensors as they are. On a device, an op that needs the
+ * contents of a device input gets them copied back, and infers again. */
+static int infer_node(ft_eager *h, int i, ft_opctx *c, mirrors *m, ft_err *e) {
+  const ft_node *n = &h->g->nodes[i];
+  for (int pass = 0;; pass++) {
+    for (int j = 0; j < n->n_out; j++) {
+      if (!c->out[j]) continue;
+      c->out[j]->dtype = 0;
+      c->out[j]->rank = 0;
+      c->out[j]->data = NULL;
+    }
+    int rc = n->op->infer(c);
+    if (!rc || pass || !h->dev) return rc;
+    int before = m->n;
+    if ((rc = mirror_inputs(h, n, m, e))) return rc;
+    if (m->n == before) return rc; /* nothing to copy back: the error stands */
+    memset(e, 0, sizeof *e);
+  }
+}
+
+/* A device node's inputs as device pointers: graph constants get their device copy once, host
+ * activations are copied for this call only (ups, given back after the launch). */
+static int device_inputs(ft_eager *h, const ft_node *n, const void **in, mirrors *ups, ft_err *e) {
+  for (int j = 0; j < n->n_in; j++) {
+    int v = n->in[j];
+    in[j] = NULL;
+    if (v < 0) continue;
+    if (on_device(h, v)) { in[j] = h->dptr[v]; continue; }
+    ft_tensor *t = &h->g->vals[v].t;
+    size_t nb = ft_nbytes(t);
+    int is_const = h->g->vals[v].kind == FT_V_CONST;
+    if (is_const && h->cdev[v]) { in[j] = h->cdev[v]; continue; }
+    if (!t->data) return ft_fail(e, FT_EINVALID, "%s: %s: input '%s' has no data", h->g->path, ft_node_label(h->g, (int)(n - h->g->nodes)), h->g->vals[v].name);
+    int cls;
+    void *p = h->dev->alloc(h->dctx, nb, &cls);
+    if (!p) return ft_fail(e, FT_EIO, "out of device memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
+    int rc = h->dev->copy(h->dctx, p, t->data, nb, 1, e);
+    if (is_const) h->cdev[v] = p, h->cdev_cls[v] = cls;
+    else ups->v[ups->n] = v, ups->ptr[ups->n] = p, ups->cls[ups->n++] = cls;
+    if (rc) return rc;
+    in[j] = p;
+  }
+  return 0;
+}
+
 static int run_node(ft_eager *h, int i, ft_err *e) {
   ft_graph *g = h->g;
   const ft_node *n = &g->nodes[i];
   ft_opctx c;
   ft_opctx_init(&c, g, i, e);
-  for (int j = 0; j < n->n_out; j++) {
-    if (!c.out[j]) continue;
-    c.out[j]->dtype = 0;
-    c.out[j]->rank = 0;
-    c.out[j]->data = NULL;
-  }
-  int rc = n->op->infer(&c);
-  if (rc) { name_model(e, g->path); return rc; }
+  mirrors m = {0}, ups = {0};
+  int rc = infer_node(h, i, &c, &m, e);
+  if (rc) { drop_mirrors(h, &m); name_model(e, g->path); return rc; }
 
   /* infer produced the data itself (Shape, Constant, Size): nothing to run */
   int produced = 1, any = 0;
   for (int j = 0; j < n->n_out; j++)
     if (c.out[j]) { if (c.out[j]->data) any = 1; else produced = 0; }
   if (produced) {
+    drop_mirrors(h, &m);
     for (int j = 0; j < n->n_out; j++)
       if (c.out[j]) own_storage(h, n->out[j], c.out[j]->data, FT_OWN_MALLOC, 0);
     return 0;
@@ -215,31 +336,65 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
   if (any)
     for (int j = 0; j < n->n_out; j++)
       if (c.out[j]) ft_tensor_free_data(c.out[j]);
-  if (n->op->flags & FT_OP_NOEVAL)
+  if (n->op->flags & FT_OP_NOEVAL) {
+    drop_mirrors(h, &m);
     return ft_fail(e, FT_EUNSUPPORTED, "%s: %s computed no data for its outputs", g->path, ft_node_label(g, i));
+  }
 
   if (n->op->flags & FT_OP_ALIAS) { /* a view: output 0 is input 0's bytes */
+    drop_mirrors(h, &m);
     if (!c.out[0] || !c.in[0]) return ft_fail(e, FT_EINVALID, "%s: %s: a view needs input 0 and output 0", g->path, ft_node_label(g, i));
     int r = h->root[n->in[0]];
     h->root[n->out[0]] = r;
-    c.out[0]->data = c.in[0]->data;
+    if (on_device(h, n->in[0])) h->dptr[n->out[0]] = h->dptr[n->in[0]];
+    else c.out[0]->data = c.in[0]->data;
     if (h->store[r].own != FT_OWN_NONE) h->store[r].refs++;
     for (int j = 1; j < n->n_out; j++) { /* Dropout's mask in inference: all zero as in folding */
       if (!c.out[j]) continue;
-      if ((rc = alloc_output(h, n->out[j], e))) return rc;
+      if ((rc = alloc_output(h, n->out[j], 0, e))) return rc;
       memset(c.out[j]->data, 0, ft_nbytes(c.out[j]));
     }
     return 0;
   }
 
+  /* where it runs: on a device, everything but shape arithmetic on host values */
+  int dev = 0;
+  if (h->dev) {
+    for (int j = 0; j < n->n_in; j++) dev |= on_device(h, n->in[j]);
+    for (int j = 0; j < n->n_out; j++) dev |= c.out[j] && !shape_like(c.out[j]);
+  }
   ft_kcall k;
   memset(&k, 0, sizeof k);
   k.prepack.input = -1;
   rc = n->op->plan(&c, &k);
+  drop_mirrors(h, &m);
   if (rc) { name_model(e, g->path); return rc; }
   const void *in[FT_MAX_IO];
   void *out[FT_MAX_IO];
   for (int j = 0; j < n->n_in; j++) in[j] = c.in[j] ? c.in[j]->data : NULL;
+  if (dev) {
+    ft_twin tw;
+    char why[128];
+    if (ft_cuda_twin(&k, 0, &tw, why, sizeof why))
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: kernel %s has no %s twin (%s); run it with --device cpu", g->path,
+                     ft_node_label(g, i), k.kernel, h->dev->name, why);
+    if ((rc = device_inputs(h, n, in, &ups, e))) goto give_back;
+    for (int j = 0; j < n->n_out; j++) {
+      out[j] = NULL;
+      if (!c.out[j]) continue;
+      if ((rc = alloc_output(h, n->out[j], 1, e))) goto give_back;
+      out[j] = h->dptr[n->out[j]];
+    }
+    rc = h->dev->launch(h->dctx, i, &k, tw.call, in, out, h->profiling, e);
+    if (rc) {
+      char msg[sizeof e->msg];
+      snprintf(msg, sizeof msg, "%s", e->msg);
+      ft_fail(e, rc, "%s: %s: %s", g->path, ft_node_label(g, i), msg);
+    }
+  give_back:
+    for (int j = 0; j < ups.n; j++) h->dev->put(h->dctx, ups.ptr[j], ups.cls[j]); /* stream order keeps them until read */
+    return rc;
+  }
   int pi = k.prepack.input;
   if (pi >= 0 && n->in[pi] >= 0 && g->vals[n->in[pi]].kind == FT_V_CONST) {
     if (!h->packed[i]) {
@@ -254,7 +409,7 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
   for (int j = 0; j < n->n_out; j++) {
     out[j] = NULL;
     if (!c.out[j]) continue;
-    if ((rc = alloc_output(h, n->out[j], e))) return rc;
+    if ((rc = alloc_output(h, n->out[j], 0, e))) return rc;
     out[j] = c.out[j]->data;
   }
   void *scratch = NULL;
@@ -281,11 +436,17 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
   ft_graph *g = h->g;
   memcpy(h->uses_left, h->uses, sizeof(int) * (size_t)g->n_vals);
   h->outputs = outputs;
+  int rc = 0;
   for (int i = 0; i < g->n_inputs; i++) {
     int v = g->inputs[i];
-    own_storage(h, v, (void *)inputs[i], FT_OWN_NONE, 0);
+    if (!h->dev) {
+      own_storage(h, v, (void *)inputs[i], FT_OWN_NONE, 0);
+      continue;
+    }
+    /* on a device the inputs are copied over first, as a framework's model(x.cuda()) does */
+    if (rc || (rc = alloc_output(h, v, 1, e))) continue;
+    rc = h->dev->copy(h->dctx, h->dptr[v], inputs[i], ft_nbytes(&g->vals[v].t), 1, e);
   }
-  int rc = 0;
   for (int i = 0; i < g->n_nodes && !rc; i++) {
     const ft_node *n = &g->nodes[i];
     int64_t t_node = h->profiling ? now_ns() : 0;
@@ -307,17 +468,32 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
   for (int i = 0; i < g->n_outputs && !rc; i++) {
     const ft_value *v = &g->vals[g->outputs[i]];
     const ft_tensor *d = &h->out_desc[i];
-    int same = v->t.dtype == d->dtype && v->t.rank == d->rank && v->t.data;
+    int dev = on_device(h, g->outputs[i]);
+    int same = v->t.dtype == d->dtype && v->t.rank == d->rank && (v->t.data || dev);
     for (int k = 0; same && k < d->rank; k++) same = v->t.dims[k] == d->dims[k];
     if (!same)
       rc = ft_fail(e, FT_EINVALID, "%s: output '%s' came out with another type or shape than inference at load time gave",
                    g->path, v->name);
+    else if (dev) rc = h->dev->copy(h->dctx, outputs[i], h->dptr[g->outputs[i]], ft_nbytes(d), 0, e);
     else if (v->t.data != outputs[i]) memcpy(outputs[i], v->t.data, ft_nbytes(d)); /* views, constants, inputs */
+  }
+  if (h->dev) { /* everything queued has run (or failed); the device's kernel times are known */
+    int frc = h->dev->finish(h->dctx, e);
+    if (!rc) rc = frc;
+    for (int i = 0; h->profiling && i < g->n_nodes; i++) {
+      int64_t ns = h->dev->node_ns(h->dctx, i);
+      if (ns < 0) continue;
+      h->rows[h->node_row[i]].kernel_ns += ns;
+      h->kernel_ns += ns;
+    }
   }
   /* whatever is still live (the outputs; everything after an error) goes back */
   for (int v = 0; v < g->n_vals; v++)
     if (g->vals[v].kind == FT_V_ACT) release(h, v);
-  for (int i = 0; i < g->n_inputs; i++) g->vals[g->inputs[i]].t.data = NULL;
+  for (int i = 0; i < g->n_inputs; i++) {
+    if (h->dev) release(h, g->inputs[i]);
+    g->vals[g->inputs[i]].t.data = NULL;
+  }
   h->outputs = NULL;
   if (h->profiling) { /* failed runs count too: their kernel time is in the rows */
     h->runs++;

@@ -29,10 +29,39 @@ extern "C" {
 
 typedef struct ft_eager ft_eager;
 
+/* ---- devices -------------------------------------------------------------------------------
+ * A device runs the nodes that work on its memory (ft_eager_cuda in eager_cuda.h: one CUDA
+ * stream, the CUDA twins of the C kernels). Everything else stays on the host: shape inference
+ * and planning of every node, and the shape arithmetic of small integer tensors computed from
+ * host values (Shape -> Gather -> Concat), as an eager framework's shape logic runs on the CPU.
+ * ctx is the device's own state. */
+typedef struct ft_eager_device {
+  const char *name;
+  int (*open)(void **ctx, int n_nodes, ft_err *e);
+  void (*close)(void *ctx);
+  void *(*alloc)(void *ctx, size_t bytes, int *cls);     /* device memory from the device's cache */
+  void (*put)(void *ctx, void *block, int cls);
+  /* host to device (queued), or device to host (waits for it) */
+  int (*copy)(void *ctx, void *dst, const void *src, size_t n, int to_device, ft_err *e);
+  /* run the planned call k of node on device buffers; twin names the device kernel
+   * (compiler/cuda_twins.h); timed: bracket it with events for node_ns */
+  int (*launch)(void *ctx, int node, const ft_kcall *k, const char *twin, const void *const *in, void *const *out,
+                int timed, ft_err *e);
+  int (*finish)(void *ctx, ft_err *e);    /* wait for everything queued; report device failures */
+  int64_t (*node_ns)(void *ctx, int node); /* after finish: device time of node's timed launch, -1 if none */
+  void (*stats)(void *ctx, size_t *reserved, size_t *peak, uint64_t *hits, uint64_t *misses);
+} ft_eager_device;
+
 /* Load a model and pin its symbolic input dims. Output shapes are learned once here by
  * inferring (and folding) a throw-away copy of the graph; the graph that runs stays as loaded.
  * Returns 0, or an exit code (2 invalid, 3 unsupported, 4 I/O, 1 bad pins) with err set. */
 int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err *err);
+/* The same, running on a device (NULL: the CPU). Fails with FT_EINVALID (2) when the device
+ * cannot be opened (no GPU, no code for it). */
+int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_device *dev, ft_eager **out, ft_err *err);
+const char *ft_eager_device_name(const ft_eager *h); /* "cpu" or the device's */
+/* The CUDA device (runtime/eager_cuda.cu; only in builds made with nvcc). */
+const ft_eager_device *ft_eager_cuda(void);
 void ft_eager_free(ft_eager *h);
 
 /* Graph inputs and outputs: name, and dtype/rank/dims in desc (desc->data is NULL). */
@@ -46,7 +75,8 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
 
 /* ---- profile ------------------------------------------------------------------------------
  * With profiling on, every kernel call is timed (clock_gettime around the kernel function
- * alone) and every run's wall time is measured around the whole of ft_eager_run. Times are
+ * alone; on a device, CUDA events around its launch, read when the run has finished) and every
+ * run's wall time is measured around the whole of ft_eager_run. Times are
  * integer nanoseconds summed over the runs since the last reset, so the per-op rows add up to
  * kernel_ns exactly and kernel_ns <= wall_ns. */
 typedef struct ft_eager_oprow {

@@ -8,7 +8,8 @@
 /* Who owns the bytes a value's storage root points at. */
 enum { FT_OWN_NONE = 0, /* a constant of the graph, or a caller's input buffer */
        FT_OWN_CACHE,    /* a block of the caching allocator */
-       FT_OWN_MALLOC }; /* data an op's infer malloc'ed (Shape, Constant, Size) */
+       FT_OWN_MALLOC,   /* data an op's infer malloc'ed (Shape, Constant, Size) */
+       FT_OWN_DEVICE }; /* a block of the device's cache */
 
 typedef struct ft_storage {
   void *ptr;
@@ -27,6 +28,14 @@ struct ft_eager {
   int *out_slot;        /* per value: the first graph output it is, -1 if none */
   void *const *outputs; /* the caller's output buffers during a run */
   ft_cache cache;
+
+  /* on a device (NULL on the CPU): a value lives either on the host (its tensor's data) or on
+   * the device (dptr; its tensor's data stays NULL, so infer and plan see it as unknown) */
+  const ft_eager_device *dev;
+  void *dctx;
+  void **dptr;          /* per value: its device data during a run */
+  void **cdev;          /* per constant: its device copy, made on first use by a device node */
+  int *cdev_cls;
 
   int profiling;
   int *node_row;        /* per node: its row in rows */

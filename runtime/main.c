@@ -1,7 +1,7 @@
 /* ftax-eager: run an ONNX model op by op, with the command line every generated program has
  * (templates/c/cli.h), plus the model, its dims and --profile.
  *
- *   ftax-eager MODEL.onnx [--dim SYM=N]... [--shape IN=DxD]... [--profile]
+ *   ftax-eager MODEL.onnx [--dim SYM=N]... [--shape IN=DxD]... [--device cpu|cuda] [--profile]
  *              [input_0.pb ...] [--output-dir DIR] [--bench --warmup N --iters N --json --threads N]
  *
  * The model is loaded before the shared command line runs, so that its inputs and outputs are
@@ -44,17 +44,25 @@ static void timing_start(void *ctx) { ft_eager_profile_reset(((eager_prog *)ctx)
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ftax-eager MODEL.onnx [--dim SYM=N]... [--shape INPUT=DxD...]... [--profile]\n"
+          "usage: ftax-eager MODEL.onnx [--dim SYM=N]... [--shape INPUT=DxD...]... [--device cpu|cuda] [--profile]\n"
           "                  [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR]\n"
           "                  [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
           "Runs the model op by op, as an eager framework does (shape inference, allocation and one\n"
           "dispatch per node on every run), on the kernels ftaxc's programs use.\n"
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --device cuda      run on the GPU: one launch per node of the CUDA kernels ftaxc's .cu programs\n"
+          "                     use, a caching device allocator, shape logic on the host (%s)\n"
           "  --profile          time every kernel call; print wall, kernel and overhead time per run\n"
           "                     and kernel time per op type (with --json: one JSON object)\n"
           "  other options as for generated programs; MODEL.onnx --help lists the inputs and outputs\n"
-          "exit codes: 0 ok, 1 usage, 2 invalid model or input, 3 unsupported model, 4 I/O\n");
+          "exit codes: 0 ok, 1 usage, 2 invalid model or input (or no usable GPU), 3 unsupported model, 4 I/O\n",
+#ifdef FTAX_EAGER_CUDA
+          "built with CUDA"
+#else
+          "not in this build: it was made without nvcc"
+#endif
+  );
 }
 
 /* Options of cli.h that take a value, so their values are not mistaken for the model. */
@@ -70,6 +78,7 @@ int main(int argc, char **argv) {
   memset(&pins, 0, sizeof pins);
   const char *model = NULL;
   int profile = 0, json = 0, help = 0;
+  const ft_eager_device *dev = NULL;
   char **pass = calloc((size_t)argc + 1, sizeof *pass); /* argv for ft_cli_main */
   int np = 0;
   pass[np++] = argv[0];
@@ -81,6 +90,21 @@ int main(int argc, char **argv) {
       if ((is_dim ? pins.n_dims : pins.n_shapes) == 64) { fprintf(stderr, "ftax-eager: too many %s options\n", a); return FT_EUSAGE; }
       if (is_dim) pins.dims[pins.n_dims++] = argv[++i];
       else pins.shapes[pins.n_shapes++] = argv[++i];
+    } else if (!strcmp(a, "--device")) {
+      const char *d = i + 1 < argc ? argv[++i] : "";
+      if (!strcmp(d, "cuda")) {
+#ifdef FTAX_EAGER_CUDA
+        dev = ft_eager_cuda();
+#else
+        fprintf(stderr, "ftax-eager: --device cuda: this ftax-eager was built without CUDA (no nvcc when it was configured)\n");
+        free(pass);
+        return FT_EUSAGE;
+#endif
+      } else if (strcmp(d, "cpu")) {
+        fprintf(stderr, "ftax-eager: --device wants cpu or cuda, not '%s'\n", d);
+        free(pass);
+        return FT_EUSAGE;
+      }
     } else if (!strcmp(a, "--profile")) profile = 1;
     else if (!strcmp(a, "--version")) { printf("ftax-eager %s\n", FTAX_VERSION); return 0; }
     else if (!strcmp(a, "--weights")) {
@@ -103,7 +127,7 @@ int main(int argc, char **argv) {
 
   ft_err e = {0};
   ft_eager *h = NULL;
-  int rc = ft_eager_load(model, &pins, &h, &e);
+  int rc = ft_eager_load_on(model, &pins, dev, &h, &e);
   if (rc) {
     fprintf(stderr, "ftax-eager: error: %s\n", e.msg[0] ? e.msg : "cannot load the model");
     free(pass);

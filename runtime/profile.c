@@ -39,6 +39,8 @@ void ft_eager_profile_get(ft_eager *h, ft_eager_profile *p) {
   p->cache_peak = h->cache.peak_in_use;
   p->cache_hits = h->cache.hits;
   p->cache_misses = h->cache.misses;
+  if (h->dev) /* the activations live in the device's cache */
+    h->dev->stats(h->dctx, &p->cache_reserved, &p->cache_peak, &p->cache_hits, &p->cache_misses);
 }
 
 static const char *human_bytes(size_t n, char *buf, size_t len) {
@@ -69,6 +71,8 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
   if (json) {
     fprintf(f, "{\"profile\": {\"model\": ");
     json_str(f, h->g->path);
+    fprintf(f, ", \"device\": ");
+    json_str(f, ft_eager_device_name(h));
     fprintf(f, ", \"runs\": %lld, \"nodes\": %d, \"wall_ms\": %.6f, \"kernel_ms\": %.6f, \"overhead_ms\": %.6f, "
                "\"overhead_share\": %.6f, \"cache_reserved_bytes\": %zu, \"cache_peak_bytes\": %zu, "
                "\"cache_hits\": %llu, \"cache_misses\": %llu, \"ops\": [",
@@ -87,10 +91,10 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
     fprintf(f, "]}}\n");
     return;
   }
-  fprintf(f, "ftax-eager profile: %s, %lld run%s, %d nodes per run (times per run)\n", h->g->path,
-          (long long)p.runs, p.runs == 1 ? "" : "s", p.nodes);
+  fprintf(f, "ftax-eager profile: %s on %s, %lld run%s, %d nodes per run (times per run)\n", h->g->path,
+          ft_eager_device_name(h), (long long)p.runs, p.runs == 1 ? "" : "s", p.nodes);
   fprintf(f, "  wall       %12.6f ms\n", wall);
-  fprintf(f, "  kernels    %12.6f ms  %5.1f%%\n", kern, 100.0 * share_k);
+  fprintf(f, "  kernels    %12.6f ms  %5.1f%%%s\n", kern, 100.0 * share_k, h->dev ? "  (GPU time of the kernels, CUDA events)" : "");
   fprintf(f, "  overhead   %12.6f ms  %5.1f%%  (dispatch, shape inference, planning, allocation, copying views out)\n",
           wall - kern, p.wall_ns ? 100.0 * (1.0 - share_k) : 0.0);
   char b1[32], b2[32];

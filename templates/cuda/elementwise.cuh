@@ -73,7 +73,8 @@ FTC_UOP(ftc_u_not, (C)!x)
 template <class T, class TO, class OP>
 __global__ void ftc_unary_k(const T *x, TO *y, uint32_t n, typename ftc_acc<T>::type a,
                             typename ftc_acc<T>::type b) {
-  FTC_GRID_LOOP(i, n) y[i] = ftc_cv<TO>(OP()(ftc_widen(x[i]), a, b));
+  typedef typename ftc_acc<T>::type C; /* 8- and 16-bit integers compute in 32 bits */
+  FTC_GRID_LOOP(i, n) y[i] = ftc_cv<TO>(OP()((C)ftc_widen(x[i]), a, b));
 }
 
 template <class T, class TO, class OP>
