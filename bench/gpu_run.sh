@@ -71,7 +71,7 @@ finish() {
     echo "# ftax CUDA backend on $gpu"; echo
     cat "$res/summary.md"
     echo "## Tests"; echo
-    echo "CUDA programs of the committed models (fp32/fp16, with and without a CUDA graph): $(grep -c ': pass on' "$res/tests.txt") of 16 pass, $(grep -c ': skipped' "$res/tests.txt") skipped; ftax-eager --device cuda: $(grep -c '^eager_cuda_.*: pass' "$res/tests.txt") of 4 pass."
+    echo "CUDA programs of the committed models (fp32/fp16, with and without a CUDA graph): $(grep -c ': pass on' "$res/tests.txt") of 16 pass, $(grep -c ': skipped' "$res/tests.txt") skipped; ftax-eager --device cuda: $(grep -c '^eager_gpu_.*: pass' "$res/tests.txt") of $(grep -c '^eager_gpu_' "$res/tests.txt") pass."
     echo; sed 's/^/    /' "$res/tests.txt"
   } >"$res/summary.tmp" && mv "$res/summary.tmp" "$res/summary.md"
   if [ -n "${OUT:-}" ]; then cp "$res"/summary.md "$res"/results.jsonl "$res"/tests.txt "$res"/log.txt "$OUT"/ 2>/dev/null; fi
@@ -205,35 +205,33 @@ done
 say "GPU tests: $(grep -c ': pass on' "$res/tests.txt") passed of 16 (tests.txt)"
 
 # ---- ftax-eager --device cuda on the committed models, against their references ----
-# (fp32 tolerance of the CUDA tests: |y - ref| <= 1e-3 + 1e-3 |ref|)
-eager_pass=0
-for m in bert_tiny distilbert_tiny gpt2_tiny cnn_small; do
-  [ -z "$eager_why" ] || { echo "eager_cuda_$m: not run: $eager_why" >>"$res/tests.txt"; continue; }
-  set0="tests/models/$m/test_data_set_0"
-  shape=$("$B/ftax-testtool" shape-flags "tests/models/$m/model.onnx" "$set0" 2>>"$log" | tr '\n' ' ')
-  ins=""; k=0; while [ -e "$set0/input_$k.pb" ]; do ins="$ins $set0/input_$k.pb"; k=$((k + 1)); done
-  d="$work/eager_cuda_$m"
-  rm -rf "$d"; mkdir -p "$d"
+# First, can it run at all here (built with CUDA, a device, code for it)? The answer is the
+# same for every model: eager_why says why not.
+if [ -z "$eager_why" ]; then
+  m=tests/models/cnn_small
+  shape=$("$B/ftax-testtool" shape-flags "$m/model.onnx" "$m/test_data_set_0" 2>>"$log" | tr '\n' ' ')
+  rm -rf "$work/eager-check"
   # shellcheck disable=SC2086
-  timeout 120 "$eager" "tests/models/$m/model.onnx" --device cuda $shape $ins --output-dir "$d/out" >"$d/run.log" 2>&1
+  timeout 120 "$eager" "$m/model.onnx" --device cuda $shape "$m/test_data_set_0/input_0.pb" \
+    --output-dir "$work/eager-check" >"$work/eager-check.log" 2>&1
   rc=$?
-  if [ $rc != 0 ]; then
-    echo "eager_cuda_$m: exit $rc: $(grep -v '^$' "$d/run.log" | tail -n 1)" >>"$res/tests.txt"
-    # the same for every model: say it once and go on
-    if grep -q 'no CUDA device' "$d/run.log"; then eager_why="no CUDA device ($(grep -m 1 'no CUDA device' "$d/run.log"))"
-    elif [ $rc = 1 ] && grep -qi 'cuda\|--device' "$d/run.log"; then eager_why="ftax-eager has no --device cuda here: $(grep -v '^$' "$d/run.log" | tail -n 1)"
-    fi
-    continue
+  msg=$(grep -v '^$' "$work/eager-check.log" | tail -n 1)
+  if [ $rc = 0 ]; then :
+  elif grep -q 'no CUDA device' "$work/eager-check.log"; then eager_why=$(grep -m 1 -o 'no CUDA device[^;]*' "$work/eager-check.log")
+  elif [ $rc = 1 ] || grep -q 'no GPU code' "$work/eager-check.log"; then eager_why="ftax-eager cannot run on the GPU here: $msg"
+  else eager_why="ftax-eager --device cuda failed on cnn_small (exit $rc): $msg"
   fi
-  bad=0; k=0
-  while [ -e "$set0/output_$k.pb" ]; do
-    "$B/ftax-compare" "$set0/output_$k.pb" "$d/out/output_$k.pb" --atol 1e-3 --rtol 1e-3 >>"$d/compare.log" 2>&1 || bad=1
-    k=$((k + 1))
-  done
-  if [ $bad = 0 ]; then echo "eager_cuda_$m: pass ($k output(s), 1e-3 + 1e-3 rel)" >>"$res/tests.txt"; eager_pass=$((eager_pass + 1))
-  else echo "eager_cuda_$m: FAIL: $(grep -v '^$' "$d/compare.log" | tail -n 1)" >>"$res/tests.txt"; fi
+fi
+for d in tests/models/*/; do
+  m=$(basename "$d")
+  [ -e "$d/model.onnx" ] && [ -e "$d/test_data_set_0/output_0.pb" ] || continue
+  if [ -n "$eager_why" ]; then echo "eager_gpu_$m: not run: $eager_why" >>"$res/tests.txt"; continue; fi
+  timeout 300 sh tests/cuda/eager_cuda_test.sh gpu "$B" "tests/models/$m" "tests/models/$m/test_data_set_0" "$work" >"$work/eager_gpu_$m.txt" 2>&1
+  rc=$?
+  tail -n 1 "$work/eager_gpu_$m.txt" >>"$res/tests.txt"
+  echo "  (exit $rc)" >>"$res/tests.txt"
 done
-say "ftax-eager --device cuda: $eager_pass of 4 committed models match their references${eager_why:+ ($eager_why)}"
+say "ftax-eager --device cuda: $(grep -c '^eager_gpu_.*: pass' "$res/tests.txt") of $(grep -c '^eager_gpu_' "$res/tests.txt") committed models pass${eager_why:+ ($eager_why)}"
 
 # ---- the models: exported here (the reference outputs are torch's, on the CPU) ----
 zoo="${FTAX_GPU_ZOO:-$root/build-gpu-zoo}" # build-gpu-zoo is ignored by git, as build*/ is
