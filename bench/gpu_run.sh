@@ -160,19 +160,35 @@ if ! nvcc -o "$B/linkcheck" "$B/linkcheck.cu" -lcublasLt -lcudnn >>"$log" 2>&1; 
   say "cuBLASLt/cuDNN flags: $FTAX_NVCC_FLAGS"
 fi
 
-# ---- ftax-eager: it links the CUDA libraries it was built against; find them ----
+# ---- run-time libraries: what the CUDA programs and ftax-eager link (libcudart, libcublasLt,
+# libcudnn) must be found by the loader too; add the folders that hold what ldd cannot find ----
+# find_libs BIN: put on LD_LIBRARY_PATH the folder of every library BIN needs that the loader
+# does not find, from the toolkit or the nvidia-* Python packages
+find_libs() {
+  ldd "$1" 2>/dev/null | awk '/not found/ {print $1}' | sort -u >"$B/missing.txt"
+  [ -s "$B/missing.txt" ] || return 0
+  tk=$(dirname "$(dirname "$(command -v nvcc)")")
+  for d in "$tk/lib64" "$tk/lib" "$tk/targets/x86_64-linux/lib" /usr/local/cuda/lib64 $(wheel_libdirs); do
+    [ -d "$d" ] || continue
+    while read -r lib; do
+      if [ -e "$d/$lib" ]; then
+        case ":${LD_LIBRARY_PATH:-}:" in *":$d:"*) ;; *) LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d" ;; esac
+      fi
+    done <"$B/missing.txt"
+  done
+  export LD_LIBRARY_PATH
+  say "$(basename "$1"): $(tr '\n' ' ' <"$B/missing.txt")not on the loader's path; LD_LIBRARY_PATH now $LD_LIBRARY_PATH"
+}
+[ -x "$B/linkcheck" ] && find_libs "$B/linkcheck"
 eager="$B/ftax-eager"
 eager_why="" # why ftax-eager --device cuda cannot run here, when it cannot
 if [ ! -x "$eager" ]; then
   eager_why="no ftax-eager in ${B#"$root"/} (it did not build: log.txt)"
 else
   { echo "--- ldd ftax-eager"; ldd "$eager"; } >>"$log" 2>&1
-  if ldd "$eager" 2>/dev/null | grep -q 'not found'; then
-    for d in $(wheel_libdirs); do LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
-    export LD_LIBRARY_PATH
-    missing=$(ldd "$eager" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
-    [ -n "$missing" ] && eager_why="ftax-eager cannot start: ${missing% } not found (built against another CUDA? see BUILD_INFO)"
-  fi
+  find_libs "$eager"
+  missing=$(ldd "$eager" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+  [ -n "$missing" ] && eager_why="ftax-eager cannot start: ${missing% } not found (built against another CUDA? see build-gpu-tools/BUILD_INFO)"
 fi
 [ -n "$eager_why" ] && say "$eager_why"
 
