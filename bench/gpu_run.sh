@@ -191,6 +191,8 @@ else
   [ -n "$missing" ] && eager_why="ftax-eager cannot start: ${missing% } not found (built against another CUDA? see build-gpu-tools/BUILD_INFO)"
 fi
 [ -n "$eager_why" ] && say "$eager_why"
+# what a later command needs to use these tools the same way (bench/sweep --build "$B")
+{ echo "export LD_LIBRARY_PATH='${LD_LIBRARY_PATH:-}'"; echo "export FTAX_NVCC_FLAGS='${FTAX_NVCC_FLAGS:-}'"; } >"$B/env.sh"
 
 # ---- the GPU tests: every committed model, fp32 and fp16, with and without a CUDA graph ----
 work="$root/build-gpu-tests"
@@ -252,14 +254,20 @@ say "ftax-eager --device cuda: $(grep -c '^eager_gpu_.*: pass' "$res/tests.txt")
 # ---- the models: exported here (the reference outputs are torch's, on the CPU) ----
 zoo="${FTAX_GPU_ZOO:-$root/build-gpu-zoo}" # build-gpu-zoo is ignored by git, as build*/ is
 mkdir -p "$zoo"
+for m in $models; do # both at once (each is mostly torch on the CPU computing the reference)
+  [ -e "$zoo/$m/model.onnx" ] && continue
+  ( timeout 300 "$py" bench/gpu/export_models.py --out "$zoo" "$m" >"$work/export-$m.log" 2>&1
+    echo $? >"$work/export-$m.rc" ) &
+done
+wait
 for m in $models; do
-  if [ ! -e "$zoo/$m/model.onnx" ]; then
-    if timeout 300 "$py" bench/gpu/export_models.py --out "$zoo" "$m" >"$work/export-$m.log" 2>&1; then :; else
-      say "export of $m failed: $(tail -n 1 "$work/export-$m.log")"
-      record system=export model="$m" error="export of $m failed: $(tail -n 1 "$work/export-$m.log")"
-    fi
-    cat "$work/export-$m.log" >>"$log"
+  [ -e "$work/export-$m.rc" ] || continue
+  cat "$work/export-$m.log" >>"$log"
+  if [ "$(cat "$work/export-$m.rc")" != 0 ] || [ ! -e "$zoo/$m/model.onnx" ]; then
+    say "export of $m failed: $(tail -n 1 "$work/export-$m.log")"
+    record system=export model="$m" error="export of $m failed: $(tail -n 1 "$work/export-$m.log")"
   fi
+  rm -f "$work/export-$m.rc"
 done
 say "models in ${zoo#"$root"/}: $(for m in $models; do [ -e "$zoo/$m/model.onnx" ] && printf '%s ' $m; done)"
 
