@@ -19,7 +19,27 @@ MODES = {
     "ort_noopt": "ONNX Runtime with graph optimizations disabled (node by node)",
     "torch": "PyTorch eager (the torch module export.py exports), torch.inference_mode()",
     "torchscript": "torch.jit.freeze(torch.jit.trace(module)) at this shape",
+    # GPU modes: latency is host wall time per inference with the inputs copied in from host
+    # memory and the outputs copied back, synchronised (the compiled programs' host latency).
+    "cuda_eager": "ftax-eager --device cuda: the graph op by op on the GPU (one launch per node, "
+                  "caching device allocator, shape inference on every run)",
+    "cuda_compiled": "ftaxc --target cuda, fp32 (no TF32), kernels launched one by one",
+    "cuda_compiled_nofuse": "the same CUDA program built with ftaxc --no-fuse (fusion off)",
+    "cuda_graph": "ftaxc --target cuda, fp32, --cuda-graph (one graph launch per run)",
+    "cuda_fp16_graph": "ftaxc --target cuda --precision fp16 --cuda-graph",
+    "torch_cuda": "PyTorch eager on the GPU, fp32 (TF32 off), torch.inference_mode()",
+    "torchscript_cuda": "torch.jit.freeze(torch.jit.trace(module)) on the GPU, fp32",
+    "torch_compile_cuda": "torch.compile(module, mode=\"reduce-overhead\") on the GPU (CUDA graphs), fp32",
 }
+CUDA_MODES = [m for m in MODES if m.startswith("cuda_") or m.endswith("_cuda")]
+CPU_MODES = [m for m in MODES if m not in CUDA_MODES]
+# --modes accepts these names for groups of modes
+MODE_GROUPS = {"cpu": CPU_MODES, "cuda": CUDA_MODES, "all": list(MODES)}
+
+# The note of a row that could not be measured on this machine (no CUDA device, a tool built
+# without CUDA, torch without CUDA): nothing about the model. A sweep measures such rows again
+# every time it runs, since the next machine may have what this one lacked.
+NOT_MEASURED = "not measured: "
 
 FIELDS = ["model", "mode", "batch", "seq", "threads", "median_ms", "p90_ms", "kernel_ms",
           "overhead_ms", "status", "note"]
@@ -64,6 +84,10 @@ def read_rows(path):
             rows.pop(k, None)
             rows[k] = r
     return rows
+
+
+def not_measured(r):
+    return r["status"] != "ok" and (r.get("note") or "").startswith(NOT_MEASURED)
 
 
 def ok_rows(rows):

@@ -3,7 +3,8 @@
 weights), on the GPU, timed like the ftax CUDA programs' --bench (trtexec-like statistics).
 
 For each model and mode it prints one JSON line:
-  mode      eager | compile (torch.compile(mode="reduce-overhead"), CUDA graphs)
+  mode      eager | script (torch.jit.freeze(torch.jit.trace(module)), fp32 only) |
+            compile (torch.compile(mode="reduce-overhead"), CUDA graphs)
   precision fp32 (TF32 off in matmuls and cuDNN, as ftax's fp32) | tf32 | fp16 (autocast)
   host_latency_ms   inputs copied from pinned host memory, forward, outputs copied back, wait
   gpu_compute_ms    CUDA events around the forward, inputs already on the GPU
@@ -74,16 +75,24 @@ def run(name, zoo, mode, precision, warmup, iters):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = True
+    dev_in = [x.to(dev, non_blocking=True) for x in host_in]
     fwd = model
     if mode == "compile":
         fwd = torch.compile(model, mode="reduce-overhead")
+    elif mode == "script":
+        with torch.no_grad():
+            fwd = torch.jit.freeze(torch.jit.trace(model, tuple(dev_in), check_trace=False))
+    # torch.compile's CUDA graphs reuse their output buffers: a new step says the last outputs
+    # may be overwritten (they are copied out or dropped by then)
+    mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None) if mode == "compile" else None
 
     def forward(xs):
+        if mark:
+            mark()
         with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=precision == "fp16"):
             y = fwd(*xs)
         return y if isinstance(y, (tuple, list)) else (y,)
 
-    dev_in = [x.to(dev, non_blocking=True) for x in host_in]
     t_first = time.perf_counter()
     ys = forward(dev_in)
     torch.cuda.synchronize()
@@ -119,7 +128,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--zoo", required=True)
     p.add_argument("--model", action="append", required=True)
-    p.add_argument("--modes", default="eager,compile")
+    p.add_argument("--modes", default="eager,script,compile")
     p.add_argument("--precisions", default="fp32,fp16")
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--iters", type=int, default=200)
@@ -130,6 +139,8 @@ def main():
     for mode in a.modes.split(","):
         for name in a.model:
             for prec in a.precisions.split(","):
+                if mode == "script" and prec != "fp32":
+                    continue  # TorchScript is timed in fp32 only, next to eager fp32 (autocast under torch.jit is a separate path)
                 if a.deadline and time.time() > a.deadline:
                     print("torch_peer.py: out of time, skipping %s %s %s" % (name, mode, prec), file=sys.stderr)
                     continue
