@@ -95,6 +95,8 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   fprintf(c, "\n * model sha256: %s\n * nodes: %d, arena: %zu bytes (lower bound %zu), weights: %zu bytes\n */\n",
           o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes);
   fprintf(c, "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
+  /* whole template files are pasted: most programs use some of their kernels only */
+  fprintf(c, "#ifdef __GNUC__\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
   ft_pasted done = {{0}, 0};
   int rc = paste_list(c, "tensor,copy", &done, e);
   for (int s = 0; s < lw->n && !rc; s++) {

@@ -204,7 +204,11 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
     mkdir(outdir, 0777);
     for (int k = 0; k < p->n_out && !rc; k++) {
       char path[4096];
-      snprintf(path, sizeof path, "%s/output_%d.pb", outdir, k);
+      if ((size_t)snprintf(path, sizeof path, "%s/output_%d.pb", outdir, k) >= sizeof path) {
+        fprintf(stderr, "error: --output-dir %.200s...: the path is too long\n", outdir);
+        rc = 4;
+        break;
+      }
       ft_tensor t = {p->out[k].dtype, p->out[k].rank, {0}, out[k]};
       for (int d = 0; d < t.rank; d++) t.dims[d] = p->out[k].dims[d];
       if (ft_pb_write_tensor(path, p->out[k].name, &t)) { fprintf(stderr, "error: %s: cannot write the output\n", path); rc = 4; }

@@ -193,7 +193,7 @@ static int ft_pb_varint_len(uint64_t v) { int n = 1; while (v >= 0x80) { v >>= 7
  * written to a temporary name and renamed. */
 static int ft_pb_write_tensor(const char *path, const char *name, const ft_tensor *t) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp) return -1; /* path too long */
   FILE *f = fopen(tmp, "wb");
   if (!f) return -1;
   uint64_t dimlen = 0;
