@@ -422,6 +422,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
   g0.M = Mg; g0.K = Kg; g0.ldc = S_out;
   g0.a_rs = Kg; g0.a_cs = 1;
   g0.b_rs = S_in; g0.b_cs = 1;
+  g0.b_direct = 1;
   g0.e = e;
   int64_t mc = ft_gemm_mc(Mg, Kg);
   int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;

@@ -39,6 +39,9 @@
 #define FT_GEMM_MR 12 /* rows of a register tile: 2*MR accumulators + 2 B vectors <= 32 zmm */
 #endif
 #define FT_GEMM_NR 32 /* columns of a register tile: two 16-float vectors */
+#ifndef FT_GEMM_PF
+#define FT_GEMM_PF(a) __builtin_prefetch((a) + FT_GEMM_MR * 32)
+#endif
 #ifndef FT_GEMM_KC
 #define FT_GEMM_KC 256 /* K block: a B micro-panel of KC*NR floats (32 KiB) stays in L1 */
 #endif
@@ -89,11 +92,42 @@ typedef struct ft_gemm_op {
   const float *b;
   int64_t b_rs, b_cs;
   const int64_t *b_rowoff;
+  int b_direct; /* read unpacked B in place (AVX-512): full-K tiles, no panel copies */
   float *c;
   int64_t ldc;
   int64_t c_wrap, c_keep;
   ft_gemm_epi e;
 } ft_gemm_op;
+
+/* ---- vectors of 16 floats, whole or partial (masked) ---------------------------------------- */
+typedef int32_t ft_v16i __attribute__((vector_size(64)));
+
+/* m ? a : b per lane (m from a vector comparison). Vectors go by pointer between these
+ * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
+#define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
+
+/* *v = lanes [0, k) of p, zeros after (k <= 16). */
+static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
+  if (k >= 16) { *v = *(const ft_v16u *)p; return; }
+#ifdef __AVX512F__
+  *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
+#else
+  float b[16] __attribute__((aligned(64))) = {0};
+  for (int64_t j = 0; j < k; j++) b[j] = p[j];
+  *v = *(const ft_v16f *)b;
+#endif
+}
+
+static inline __attribute__((always_inline)) void ft_v16_store(float *p, const ft_v16f *v, int64_t k) {
+  if (k >= 16) { *(ft_v16u *)p = *v; return; }
+#ifdef __AVX512F__
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
+#else
+  float b[16] __attribute__((aligned(64)));
+  *(ft_v16f *)b = *v;
+  for (int64_t j = 0; j < k; j++) p[j] = b[j];
+#endif
+}
 
 /* ---- packed layouts ------------------------------------------------------------------------
  * A: sliver s (rows s*MR .. s*MR+MR-1) at ap + s*K*MR; element (s*MR+r, k) at [k*MR + r].
@@ -125,23 +159,30 @@ static void ft_gemm_pack_a_sliver(int64_t M, const float *a, int64_t rs, int64_t
   }
 }
 
+/* One row of a B panel: nr <= NR floats of src, zeros after; two whole or masked vectors. */
+static inline __attribute__((always_inline)) void ft_gemm_pack_b_row(float *restrict dst, const float *src, int nr) {
+  ft_v16f v0, v1;
+  if (nr == FT_GEMM_NR) {
+    v0 = *(const ft_v16u *)src;
+    v1 = *(const ft_v16u *)(src + 16);
+  } else {
+    ft_v16_load(&v0, src, nr < 16 ? nr : 16);
+    if (nr > 16) ft_v16_load(&v1, src + 16, nr - 16);
+    else v1 = (ft_v16f){0};
+  }
+  *(ft_v16u *)dst = v0;
+  *(ft_v16u *)(dst + 16) = v1;
+}
+
 /* Columns j*NR.. of B, k in [k0, k0+kc), into dst (kc x NR). */
 static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t cs, int64_t j,
                                  int64_t k0, int64_t kc, float *restrict dst) {
   int64_t n0 = j * FT_GEMM_NR;
   int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
   if (cs == 1 && nr == FT_GEMM_NR) {
-    for (int64_t k = 0; k < kc; k++) {
-      const float *src = b + (k0 + k) * rs + n0;
-      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
-    }
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + (k0 + k) * rs + n0, FT_GEMM_NR);
   } else if (cs == 1) {
-    for (int64_t k = 0; k < kc; k++) {
-      const float *src = b + (k0 + k) * rs + n0;
-      int c = 0;
-      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
-      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
-    }
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + (k0 + k) * rs + n0, nr);
   } else { /* transposed B (B^T row-major): read each column of B along k */
     if (nr < FT_GEMM_NR) memset(dst, 0, sizeof(float) * (size_t)(kc * FT_GEMM_NR));
     for (int c = 0; c < nr; c++) {
@@ -156,16 +197,11 @@ static void ft_gemm_pack_b_panel_rows(int64_t N, const float *b, const int64_t *
                                       int64_t k0, int64_t kc, float *restrict dst) {
   int64_t n0 = j * FT_GEMM_NR;
   int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
-  for (int64_t k = 0; k < kc; k++) {
-    const float *src = b + rowoff[k0 + k] + n0;
-    if (nr == FT_GEMM_NR) {
-      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
-    } else {
-      int c = 0;
-      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
-      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
-    }
-  }
+  const int64_t *ro = rowoff + k0;
+  if (nr == FT_GEMM_NR)
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + ro[k] + n0, FT_GEMM_NR);
+  else
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + ro[k] + n0, nr);
 }
 
 /* Whole matrices into the packed layouts (ft_gemm_packed_*_floats floats at dst). */
@@ -189,6 +225,7 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel(const int mr, 
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
   for (int64_t k = 0; k < kc; k++) {
+    FT_GEMM_PF(a);
     ft_v16f b0 = *(const ft_v16u *)b, b1 = *(const ft_v16u *)(b + 16);
 #pragma GCC unroll 16
     for (int i = 0; i < mr; i++) {
@@ -265,6 +302,69 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
   }
 }
 
+/* ---- micro-kernel on B in place ------------------------------------------------------------
+ * The same tile, with B read where it lies: row k of the panel at b + rowoff[k] (a conv's
+ * shifted input rows) or b + k*rs, two vector loads masked to the panel's columns (no reads
+ * past them). Every tile runs over all of K in registers: no panel copy, no K blocks whose
+ * partial sums go through C (which cost most where output rows are short and the store is
+ * split at their ends), one store per tile. The A sliver streams from L2; B's rows stay in
+ * L1/L2 while the slivers of a work item pass over them. */
+#ifdef __AVX512F__
+static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
+                                                                      const float *b, int64_t rs,
+                                                                      const int64_t *rowoff, __mmask16 m0,
+                                                                      __mmask16 m1, float *restrict t) {
+  __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
+  for (int64_t k = 0; k < K; k++) {
+    const float *br = rowoff ? b + rowoff[k] : b + k * rs;
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, br), b1 = _mm512_maskz_loadu_ps(m1, br + 16);
+    FT_GEMM_PF(a);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+    }
+    a += FT_GEMM_MR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    _mm512_store_ps(t + i * FT_GEMM_NR, c0[i]);
+    _mm512_store_ps(t + i * FT_GEMM_NR + 16, c1[i]);
+  }
+}
+
+#define FT_GEMM_UKD(MR_)                                                                                 \
+  static void ft_gemm_ukernel_dir_##MR_(int64_t K, const float *a, const float *b, int64_t rs,           \
+                                        const int64_t *ro, __mmask16 m0, __mmask16 m1, float *t) {       \
+    ft_gemm_ukernel_dir(MR_, K, a, b, rs, ro, m0, m1, t);                                                \
+  }
+FT_GEMM_UKD(1) FT_GEMM_UKD(2) FT_GEMM_UKD(3) FT_GEMM_UKD(4) FT_GEMM_UKD(5) FT_GEMM_UKD(6)
+FT_GEMM_UKD(7) FT_GEMM_UKD(8)
+#if FT_GEMM_MR > 8
+FT_GEMM_UKD(9) FT_GEMM_UKD(10) FT_GEMM_UKD(11) FT_GEMM_UKD(12)
+#endif
+#if FT_GEMM_MR > 12
+FT_GEMM_UKD(13) FT_GEMM_UKD(14)
+#endif
+#undef FT_GEMM_UKD
+
+typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, __mmask16,
+                               __mmask16, float *);
+static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
+    NULL, ft_gemm_ukernel_dir_1, ft_gemm_ukernel_dir_2, ft_gemm_ukernel_dir_3, ft_gemm_ukernel_dir_4,
+    ft_gemm_ukernel_dir_5, ft_gemm_ukernel_dir_6, ft_gemm_ukernel_dir_7, ft_gemm_ukernel_dir_8,
+#if FT_GEMM_MR > 8
+    ft_gemm_ukernel_dir_9, ft_gemm_ukernel_dir_10, ft_gemm_ukernel_dir_11, ft_gemm_ukernel_dir_12,
+#endif
+#if FT_GEMM_MR > 12
+    ft_gemm_ukernel_dir_13, ft_gemm_ukernel_dir_14,
+#endif
+};
+#endif
+
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
 /* The transcendental activations over one row of a tile. Not inlined: one vectorized loop over a
@@ -313,35 +413,6 @@ static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict
  * every sign change (and reloads of just-stored values, which wait for the stores when they
  * straddle them). Partial vectors are AVX-512 masked loads and stores (masked-off lanes
  * neither fault nor write); other targets go through a small buffer. */
-typedef int32_t ft_v16i __attribute__((vector_size(64)));
-
-/* m ? a : b per lane (m from a vector comparison). Vectors go by pointer between these
- * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
-#define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
-
-/* *v = lanes [0, k) of p, zeros after (k <= 16). */
-static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
-  if (k >= 16) { *v = *(const ft_v16u *)p; return; }
-#ifdef __AVX512F__
-  *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
-#else
-  float b[16] __attribute__((aligned(64))) = {0};
-  for (int64_t j = 0; j < k; j++) b[j] = p[j];
-  *v = *(const ft_v16f *)b;
-#endif
-}
-
-static inline __attribute__((always_inline)) void ft_v16_store(float *p, const ft_v16f *v, int64_t k) {
-  if (k >= 16) { *(ft_v16u *)p = *v; return; }
-#ifdef __AVX512F__
-  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
-#else
-  float b[16] __attribute__((aligned(64)));
-  *(ft_v16f *)b = *v;
-  for (int64_t j = 0; j < k; j++) p[j] = b[j];
-#endif
-}
-
 /* The activation on one vector: Relu and Clip as selects in registers (the comparisons of
  * ft_gemm_act); Sigmoid and SiLU through ft_gemm_act on an aligned buffer, which the
  * compiler vectorizes. */
@@ -503,6 +574,18 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     }
     return;
   }
+#ifdef __AVX512F__
+  if (g->b_direct && g->ap && !g->bp && (g->b_rowoff || g->b_cs == 1)) {
+    __mmask16 k0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+    __mmask16 k1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      ft_gemm_ukd_table[mr](K, g->ap + ir * K, g->b + n0, g->b_rs, g->b_rowoff, k0, k1, t);
+      ft_gemm_store(g, t, ir, mr, n0, nr, 1, 1);
+    }
+    return;
+  }
+#endif
   for (int64_t pc = 0; pc < K; pc += FT_GEMM_KC) {
     int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
     const float *bpan = bbuf;
