@@ -12,8 +12,10 @@
  *              input is split into phase planes first (ft_conv_shift), which makes the offsets
  *              fixed again.
  *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
- *              straight into the packed panel layout, a chunk of columns at a time so the
- *              chunk stays in L2 while every weight row block passes over it.
+ *              a chunk of columns at a time (row-major [Kg, chunk]) so the chunk stays in L2
+ *              while every weight row block passes over it.
+ * With packed weights the GEMM reads B where it lies (ft_gemm_op.b_direct): every output tile
+ * is accumulated over the whole K in registers and stored once.
  *   depthwise  group == C_in == C_out: a direct loop (ft_conv_depthwise); a GEMM with one
  *              input channel per group has nothing to reuse. */
 #ifndef FT_CONV_H
@@ -61,9 +63,9 @@ static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
 }
 
 /* im2col row kr (channel, kd, kh, kw) of one group for output columns [col0, col0+ncols), into
- * a chunk in panel layout (panel j of the chunk at dst + j*Kg*NR, row kr at offset kr*NR). */
+ * dst + kr*ncols: a plain row-major chunk [Kg, ncols], which the GEMM reads in place. */
 static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int64_t col0,
-                               int64_t ncols, float *dst, int64_t Kg) {
+                               int64_t ncols, float *dst) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
   int64_t kw = kr % k[2], t = kr / k[2], kh = t % k[1];
@@ -78,32 +80,23 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   if (ow_lo > ow_hi) ow_lo = ow_hi;
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
-  float *row = dst + kr * FT_GEMM_NR;
-  if (ncols % FT_GEMM_NR) { /* zeros past the last column: no stray denormals or NaNs */
-    float *last = row + ncols / FT_GEMM_NR * Kg * FT_GEMM_NR;
-    for (int64_t q = ncols % FT_GEMM_NR; q < FT_GEMM_NR; q++) last[q] = 0;
-  }
+  float *row = dst + kr * ncols;
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
     int valid = id >= 0 && id < in[0] && ih >= 0 && ih < in[1];
     const float *src = xc + (id * in[1] + ih) * in[2] + off_w;
-    for (int64_t u = 0; u < seg;) { /* split at panel boundaries */
-      int64_t jj = j + u, pos = jj % FT_GEMM_NR;
-      int64_t run = FT_GEMM_NR - pos < seg - u ? FT_GEMM_NR - pos : seg - u;
-      float *dd = row + jj / FT_GEMM_NR * Kg * FT_GEMM_NR + pos;
-      int64_t o0 = ow + u, a = 0, b = 0; /* [a, b): the part of the run inside the input */
-      if (valid) {
-        a = ow_lo - o0 < 0 ? 0 : (ow_lo - o0 > run ? run : ow_lo - o0);
-        b = ow_hi - o0 < a ? a : (ow_hi - o0 > run ? run : ow_hi - o0);
-      }
-      int64_t q = 0;
-      for (; q < a; q++) dd[q] = 0;
-      if (sw == 1) for (; q < b; q++) dd[q] = src[o0 + q];
-      else for (; q < b; q++) dd[q] = src[(o0 + q) * sw];
-      for (; q < run; q++) dd[q] = 0;
-      u += run;
+    float *dd = row + j;
+    int64_t a = 0, b = 0; /* [a, b): the part of the segment inside the input */
+    if (valid) {
+      a = ow_lo - ow < 0 ? 0 : (ow_lo - ow > seg ? seg : ow_lo - ow);
+      b = ow_hi - ow < a ? a : (ow_hi - ow > seg ? seg : ow_hi - ow);
     }
+    int64_t q = 0;
+    for (; q < a; q++) dd[q] = 0;
+    if (sw == 1) for (; q < b; q++) dd[q] = src[ow + q];
+    else for (; q < b; q++) dd[q] = src[(ow + q) * sw];
+    for (; q < seg; q++) dd[q] = 0;
     j += seg;
     ow += seg;
     if (ow == out[2]) {
@@ -486,12 +479,13 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
           int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
 #pragma omp for schedule(static)
-          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col, Kg);
+          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col);
           ft_gemm_op gi = g0;
           gi.N = nc;
           if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
           else gi.a = W + g * Mg * Kg;
-          gi.bp = col;
+          gi.b = col;
+          gi.b_rs = nc;
           gi.c = Y + (n * CO + g * Mg) * S_out + c0;
           if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
