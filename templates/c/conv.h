@@ -260,8 +260,8 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       if (++hr == s) { hr = 0; hq++; }
     }
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
-    /* without a residual, Relu and Clip apply to the accumulators as they are stored */
-    const ft_gemm_epi *ea = !res && (e->act == FT_ACT_RELU || e->act == FT_ACT_CLIP) ? e : NULL;
+    /* without a residual, the activation applies to the accumulators as they are stored */
+    const ft_gemm_epi *ea = !res && e->act ? e : NULL;
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
       ft_v16f a[8];
@@ -279,29 +279,29 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 #pragma GCC unroll 8
       for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
     }
-    for (; n + 32 <= next; n += 32) {
-      ft_v16f a0 = (ft_v16f){0} + b0, a1 = a0;
+    if (n < next) { /* the rest, up to 8 vectors: still independent accumulators (small planes
+                       such as 7x7 are all rest, and one chain per vector would wait on latency) */
+      int nv = (int)((next - n + 15) / 16);
+      ft_v16f a[8];
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) {
-        a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
-        a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
+        const float *q = xp + n + off[t];
+        float wt = w[t];
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++)
+          if (v < nv) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
       }
-      if (ea) {
-        ft_gemm_act16(&a0, ea);
-        ft_gemm_act16(&a1, ea);
-      }
-      *(ft_v16u *)(ext + n) = a0;
-      *(ft_v16u *)(ext + n + 16) = a1;
-    }
-    for (; n < next; n += 16) {
-      ft_v16f a0 = (ft_v16f){0} + b0;
-      for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
-      if (ea) ft_gemm_act16(&a0, ea);
-      *(ft_v16u *)(ext + n) = a0;
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++)
+        if (v < nv) {
+          if (ea) ft_gemm_act16(&a[v], ea);
+          *(ft_v16u *)(ext + n + 16 * v) = a[v];
+        }
     }
     /* out of the band, through the epilogue */
     float *yb = y + oh0 * OW;
     const float *rb = res ? res + oh0 * OW : NULL;
-    if (!res && e->act && !ea) ft_gemm_act(ext, (next + 15) / 16 * 16, e); /* Sigmoid, SiLU: whole vectors */
     if (!res)
       for (int64_t r = 0; r < R; r++) ft_copy_floats(yb + r * OW, ext + r * Wq, OW);
     else
