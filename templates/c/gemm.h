@@ -328,69 +328,6 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
   }
 }
 
-/* ---- micro-kernel on B in place ------------------------------------------------------------
- * The same tile, with B read where it lies: row k of the panel at b + rowoff[k] (a conv's
- * shifted input rows) or b + k*rs, two vector loads masked to the panel's columns (no reads
- * past them). Every tile runs over all of K in registers: no panel copy, no K blocks whose
- * partial sums go through C (which cost most where output rows are short and the store is
- * split at their ends), one store per tile. The A sliver streams from L2; B's rows stay in
- * L1/L2 while the slivers of a work item pass over them. */
-#ifdef __AVX512F__
-static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
-                                                                      const float *b, int64_t rs,
-                                                                      const int64_t *rowoff, __mmask16 m0,
-                                                                      __mmask16 m1, float *restrict t) {
-  __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
-#pragma GCC unroll 16
-  for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
-  for (int64_t k = 0; k < K; k++) {
-    const float *br = rowoff ? b + rowoff[k] : b + k * rs;
-    __m512 b0 = _mm512_maskz_loadu_ps(m0, br), b1 = _mm512_maskz_loadu_ps(m1, br + 16);
-    FT_GEMM_PF(a);
-#pragma GCC unroll 16
-    for (int i = 0; i < mr; i++) {
-      __m512 av = _mm512_set1_ps(a[i]);
-      c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
-      c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
-    }
-    a += FT_GEMM_MR;
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < mr; i++) {
-    _mm512_store_ps(t + i * FT_GEMM_NR, c0[i]);
-    _mm512_store_ps(t + i * FT_GEMM_NR + 16, c1[i]);
-  }
-}
-
-#define FT_GEMM_UKD(MR_)                                                                                 \
-  static void ft_gemm_ukernel_dir_##MR_(int64_t K, const float *a, const float *b, int64_t rs,           \
-                                        const int64_t *ro, __mmask16 m0, __mmask16 m1, float *t) {       \
-    ft_gemm_ukernel_dir(MR_, K, a, b, rs, ro, m0, m1, t);                                                \
-  }
-FT_GEMM_UKD(1) FT_GEMM_UKD(2) FT_GEMM_UKD(3) FT_GEMM_UKD(4) FT_GEMM_UKD(5) FT_GEMM_UKD(6)
-FT_GEMM_UKD(7) FT_GEMM_UKD(8)
-#if FT_GEMM_MR > 8
-FT_GEMM_UKD(9) FT_GEMM_UKD(10) FT_GEMM_UKD(11) FT_GEMM_UKD(12)
-#endif
-#if FT_GEMM_MR > 12
-FT_GEMM_UKD(13) FT_GEMM_UKD(14)
-#endif
-#undef FT_GEMM_UKD
-
-typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, __mmask16,
-                               __mmask16, float *);
-static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
-    NULL, ft_gemm_ukernel_dir_1, ft_gemm_ukernel_dir_2, ft_gemm_ukernel_dir_3, ft_gemm_ukernel_dir_4,
-    ft_gemm_ukernel_dir_5, ft_gemm_ukernel_dir_6, ft_gemm_ukernel_dir_7, ft_gemm_ukernel_dir_8,
-#if FT_GEMM_MR > 8
-    ft_gemm_ukernel_dir_9, ft_gemm_ukernel_dir_10, ft_gemm_ukernel_dir_11, ft_gemm_ukernel_dir_12,
-#endif
-#if FT_GEMM_MR > 12
-    ft_gemm_ukernel_dir_13, ft_gemm_ukernel_dir_14,
-#endif
-};
-#endif
-
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
 /* The transcendental activations over one row of a tile. Not inlined: one vectorized loop over a
@@ -598,6 +535,114 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
   }
 }
 
+/* ---- micro-kernel on B in place ------------------------------------------------------------
+ * The same tile, with B read where it lies: row k of the panel at b + rowoff[k] (a conv's
+ * shifted input rows) or b + k*rs, two vector loads masked to the panel's columns (no reads
+ * past them). Every tile runs over all of K in registers: no panel copy, no K blocks whose
+ * partial sums go through C (which cost most where output rows are short and the store is
+ * split at their ends). The A sliver streams from L2; B's rows stay in L1/L2 while the
+ * slivers of a work item pass over them.
+ *
+ * The epilogue runs on the accumulators too (for a bias per row, as in Conv): alpha, bias,
+ * residual, activation, then one masked store per vector. Where output rows were computed
+ * over a padded width (c_wrap), the kept lanes of a vector go to consecutive outputs (a row's
+ * last kept column is followed by the next row's first), so a vcompressps packs them and one
+ * masked store writes them: no split stores through a tile buffer. */
+#ifdef __AVX512F__
+/* Where the two vectors of one panel's tile row go: lanes kept, their count, and the output
+ * offset (from the row's start in C) of the first kept lane. */
+typedef struct ft_gemm_colmap { __mmask16 keep[2]; int cnt[2]; int64_t dst[2]; } ft_gemm_colmap;
+
+static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
+  for (int v = 0; v < 2; v++) {
+    unsigned keep = 0;
+    int cnt = 0;
+    int64_t dst = 0;
+    for (int l = 0; l < 16; l++) {
+      int64_t n = n0 + 16 * v + l, at = n;
+      if (n >= g->N) break;
+      if (g->c_wrap) {
+        int64_t q = n % g->c_wrap;
+        if (q >= g->c_keep) continue;
+        at = n / g->c_wrap * g->c_keep + q;
+      }
+      if (!cnt) dst = at;
+      keep |= 1u << l;
+      cnt++;
+    }
+    cm->keep[v] = (__mmask16)keep;
+    cm->cnt[v] = cnt;
+    cm->dst[v] = dst;
+  }
+}
+
+static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
+                                                                      const float *b, int64_t rs,
+                                                                      const int64_t *rowoff, const ft_gemm_op *g,
+                                                                      int64_t m0, const ft_gemm_colmap *cm) {
+  __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+  __mmask16 l0 = cm->keep[0], l1 = cm->keep[1]; /* lanes that are dropped need no data */
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
+  for (int64_t k = 0; k < K; k++) {
+    const float *br = rowoff ? b + rowoff[k] : b + k * rs;
+    __m512 b0 = _mm512_maskz_loadu_ps(l0, br), b1 = _mm512_maskz_loadu_ps(l1, br + 16);
+    FT_GEMM_PF(a);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+    }
+    a += FT_GEMM_MR;
+  }
+  const ft_gemm_epi *e = &g->e;
+  __m512 alpha = _mm512_set1_ps(e->alpha);
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    int64_t row = (m0 + i) * g->ldc;
+    __m512 bv = _mm512_set1_ps(e->bias ? e->beta * e->bias[(m0 + i) * e->bias_rs] : 0.0f);
+    __m512 y[2] = {_mm512_fmadd_ps(alpha, c0[i], bv), _mm512_fmadd_ps(alpha, c1[i], bv)};
+    for (int v = 0; v < 2; v++) {
+      if (!cm->cnt[v]) continue;
+      if (cm->keep[v] != (__mmask16)((1u << cm->cnt[v]) - 1)) y[v] = _mm512_maskz_compress_ps(cm->keep[v], y[v]);
+      ft_v16f yv = (ft_v16f)y[v];
+      int64_t at = row + cm->dst[v];
+      ft_gemm_epi16(g->c + at, &yv, e->res ? e->res + at : NULL, cm->cnt[v], e);
+    }
+  }
+}
+
+#define FT_GEMM_UKD(MR_)                                                                                 \
+  static void ft_gemm_ukernel_dir_##MR_(int64_t K, const float *a, const float *b, int64_t rs,           \
+                                        const int64_t *ro, const ft_gemm_op *g, int64_t m0,              \
+                                        const ft_gemm_colmap *cm) {                                      \
+    ft_gemm_ukernel_dir(MR_, K, a, b, rs, ro, g, m0, cm);                                                \
+  }
+FT_GEMM_UKD(1) FT_GEMM_UKD(2) FT_GEMM_UKD(3) FT_GEMM_UKD(4) FT_GEMM_UKD(5) FT_GEMM_UKD(6)
+FT_GEMM_UKD(7) FT_GEMM_UKD(8)
+#if FT_GEMM_MR > 8
+FT_GEMM_UKD(9) FT_GEMM_UKD(10) FT_GEMM_UKD(11) FT_GEMM_UKD(12)
+#endif
+#if FT_GEMM_MR > 12
+FT_GEMM_UKD(13) FT_GEMM_UKD(14)
+#endif
+#undef FT_GEMM_UKD
+
+typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, const ft_gemm_op *,
+                               int64_t, const ft_gemm_colmap *);
+static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
+    NULL, ft_gemm_ukernel_dir_1, ft_gemm_ukernel_dir_2, ft_gemm_ukernel_dir_3, ft_gemm_ukernel_dir_4,
+    ft_gemm_ukernel_dir_5, ft_gemm_ukernel_dir_6, ft_gemm_ukernel_dir_7, ft_gemm_ukernel_dir_8,
+#if FT_GEMM_MR > 8
+    ft_gemm_ukernel_dir_9, ft_gemm_ukernel_dir_10, ft_gemm_ukernel_dir_11, ft_gemm_ukernel_dir_12,
+#endif
+#if FT_GEMM_MR > 12
+    ft_gemm_ukernel_dir_13, ft_gemm_ukernel_dir_14,
+#endif
+};
+#endif
+
 /* ---- drivers ------------------------------------------------------------------------------ */
 
 /* Rows [m0, m1) (m0 a multiple of MR) of the NR-wide column panel jr of C, over all of K. */
@@ -616,13 +661,12 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     return;
   }
 #ifdef __AVX512F__
-  if (g->b_direct && g->ap && !g->bp && (g->b_rowoff || g->b_cs == 1)) {
-    __mmask16 k0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
-    __mmask16 k1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+  if (g->b_direct && g->ap && !g->bp && (g->b_rowoff || g->b_cs == 1) && g->e.bias_cs == 0) {
+    ft_gemm_colmap cm;
+    ft_gemm_colmap_init(g, n0, &cm);
     for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
       int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
-      ft_gemm_ukd_table[mr](K, g->ap + ir * K, g->b + n0, g->b_rs, g->b_rowoff, k0, k1, t);
-      ft_gemm_store(g, t, ir, mr, n0, nr, 1, 1);
+      ft_gemm_ukd_table[mr](K, g->ap + ir * K, g->b + n0, g->b_rs, g->b_rowoff, g, ir, &cm);
     }
     return;
   }
