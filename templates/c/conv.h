@@ -309,11 +309,148 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
   }
 }
 
+#ifdef __AVX512F__
+/* Depthwise conv of small planes (7x7, 14x14), 16 channels at a time with the channels in the
+ * vector lanes: the padded input of the 16 planes is gathered into a tile [Hp*Wp][16], every
+ * tap is one vector of 16 weights, and output pixels are computed eight at a time (eight
+ * independent accumulators), the epilogue on the registers; the output tile [OH*OW][16] is
+ * then written back plane by plane. A plane at a time, such planes cost more in per-plane
+ * setup (padding, row copies, short masked rows) than in arithmetic. */
+#define FT_DWC_TILE 16384 /* floats in each of the input and output tiles (a multiple of 256) */
+#define FT_DWC_MAXPIX (FT_DWC_TILE / 16)
+
+/* Output rows per band of the channel-vector path: its padded input rows and its outputs
+ * fit the tiles; 0 when not even one row fits (or the geometry is not one it takes). */
+static inline int64_t ft_dwc_rows(const int64_t *p) {
+  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], sh = p[FT_CV_S + 1];
+  int64_t Wp = (OW - 1) * p[FT_CV_S + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2] + 1;
+  if (p[FT_CV_RES] || p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || p[FT_CV_P + 2] < 0 ||
+      p[FT_CV_K + 1] * p[FT_CV_K + 2] > FT_DW_MAXTAPS)
+    return 0;
+  for (int64_t r = OH; r >= 1; r--)
+    if (((r - 1) * sh + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1) * Wp <= FT_DWC_MAXPIX && r * OW <= FT_DWC_MAXPIX)
+      return r;
+  return 0;
+}
+
+/* r[i] = row i of a 16x16 block in; column i out. */
+static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0x88);
+    t[4 + i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0xDD);
+    t[8 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0x88);
+    t[12 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0xDD);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
+    r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+    r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
+  }
+}
+
+/* Channels [c0, c0 + 16) (fewer at the end) of image n. */
+static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, const float *bias, float *Y,
+                            const ft_gemm_epi *e, int64_t n, int64_t c0) {
+  int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2];
+  int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
+  int64_t Wp = (OW - 1) * sw + (KW - 1) * dw + 1, rows = ft_dwc_rows(p);
+  int64_t IHW = IH * IW, OHW = OH * OW, T = KH * KW;
+  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
+  __mmask16 m = (__mmask16)((1u << nl) - 1);
+  float xt[FT_DWC_TILE] __attribute__((aligned(64))), yt[FT_DWC_TILE] __attribute__((aligned(64)));
+  float wt[FT_DW_MAXTAPS * 16] __attribute__((aligned(64)));
+  int32_t pos[FT_DWC_MAXPIX + 8];
+  int64_t toff[FT_DW_MAXTAPS];
+  const float *x = X + (n * C + c0) * IHW;
+  float *y = Y + (n * C + c0) * OHW;
+  __m512i widx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                    _mm512_set1_epi32((int)T));
+  for (int64_t t = 0; t < T; t++)
+    _mm512_store_ps(wt + 16 * t, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, widx, W + c0 * T + t, 4));
+  for (int64_t t = 0; t < T; t++) toff[t] = (t / KW * dh * Wp + t % KW * dw) * 16;
+  for (int64_t i = 0, oh = 0, ow = 0; i < rows * OW; i++) { /* band pixel i -> its window's corner */
+    pos[i] = (int32_t)((oh * sh * Wp + ow * sw) * 16);
+    if (++ow == OW) { ow = 0; oh++; }
+  }
+  __m512 b0 = _mm512_setzero_ps();
+  if (bias) b0 = _mm512_maskz_loadu_ps(m, bias + c0);
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
+    int64_t R = OH - oh0 < rows ? OH - oh0 : rows, Hb = (R - 1) * sh + (KH - 1) * dh + 1, P = R * OW;
+    int64_t hp0 = oh0 * sh; /* padded row of the band's first tile row */
+    /* the padded tile: zeros, then each input row 16 columns at a time, transposed */
+    for (int64_t i = 0; i < Hb * Wp; i++) _mm512_store_ps(xt + 16 * i, _mm512_setzero_ps());
+    int64_t ih0 = hp0 - ph < 0 ? 0 : hp0 - ph;
+    for (int64_t ih = ih0; ih < IH && ih + ph < hp0 + Hb; ih++)
+      for (int64_t iw0 = 0; iw0 < IW && iw0 + pw < Wp; iw0 += 16) {
+        int nc = IW - iw0 < 16 ? (int)(IW - iw0) : 16;
+        if (iw0 + pw + nc > Wp) nc = (int)(Wp - iw0 - pw);
+        __mmask16 cm = (__mmask16)((1u << nc) - 1);
+        __m512 r[16];
+        for (int l = 0; l < 16; l++)
+          r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, x + l * IHW + ih * IW + iw0) : _mm512_setzero_ps();
+        ft_transpose16(r);
+        float *d = xt + ((ih + ph - hp0) * Wp + iw0 + pw) * 16;
+        for (int j = 0; j < nc; j++) _mm512_store_ps(d + 16 * j, r[j]);
+      }
+    for (int64_t i = P; i < P + 8; i++) pos[i] = pos[P - 1]; /* a short last group repeats */
+    for (int64_t i0 = 0; i0 < P; i0 += 8) {
+      __m512 acc[8];
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; j++) acc[j] = b0;
+      for (int64_t t = 0; t < T; t++) {
+        __m512 wv = _mm512_load_ps(wt + 16 * t);
+        const float *q = xt + toff[t];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(q + pos[i0 + j]), wv, acc[j]);
+      }
+      int nj = P - i0 < 8 ? (int)(P - i0) : 8;
+      for (int j = 0; j < nj; j++) {
+        ft_v16f a = (ft_v16f)acc[j];
+        ft_gemm_act16(&a, e);
+        _mm512_store_ps(yt + (i0 + j) * 16, (__m512)a);
+      }
+    }
+    for (int64_t i0 = 0; i0 < P; i0 += 16) { /* 16 pixels of 16 channels, transposed back */
+      int np = P - i0 < 16 ? (int)(P - i0) : 16;
+      __mmask16 pm = (__mmask16)((1u << np) - 1);
+      __m512 r[16];
+      for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(yt + (i0 + j) * 16);
+      ft_transpose16(r);
+      for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(y + l * OHW + oh0 * OW + i0, pm, r[l]);
+    }
+  }
+}
+#endif
+
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
                               const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+#ifdef __AVX512F__
+  /* channel vectors where they pay: outputs of 28x28 or less, and strided convs; wide
+   * stride-1 planes are cheaper a plane at a time (no transposes, no band overlap) */
+  if (ft_dwc_rows(p) && !R && (OH * OW <= 1024 || p[FT_CV_S + 1] > 1 || p[FT_CV_S + 2] > 1)) {
+    int64_t nb = (C + 15) / 16;
+    (void)nb;
+#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+    for (int64_t it = 0; it < p[FT_CV_N] * nb; it++) ft_conv_dw_cvec(p, X, W, bias, Y, e, it / nb, it % nb * 16);
+    return;
+  }
+#endif
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
