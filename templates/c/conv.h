@@ -446,14 +446,14 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   if (ft_dwc_rows(p) && !R && (OH * OW <= 1024 || p[FT_CV_S + 1] > 1 || p[FT_CV_S + 2] > 1)) {
     int64_t nb = (C + 15) / 16;
     (void)nb;
-#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+#pragma omp parallel for schedule(dynamic) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
     for (int64_t it = 0; it < p[FT_CV_N] * nb; it++) ft_conv_dw_cvec(p, X, W, bias, Y, e, it / nb, it % nb * 16);
     return;
   }
 #endif
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+#pragma omp parallel for schedule(dynamic) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
     const float *x = X + pl * IHW, *w = W + c * KH * KW;
@@ -564,7 +564,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
       ft_conv_shift q = ft_conv_shift_geo(p);
       int64_t *rowoff = (int64_t *)(col + q.floats);
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
       for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
         int64_t rw = kr % KW * dw, rh = kr / KW % KH * dh, ci = kr / KW / KH;
         rowoff[kr] = ci * q.chan + ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
@@ -572,7 +572,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       for (int64_t ng = 0; ng < N * G; ng++) {
         int64_t n = ng / G, g = ng % G;
         const float *xg = X + (n * C + g * Cg) * S_in;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
         for (int64_t ci = 0; ci <= Cg; ci++) {
           if (ci < Cg) ft_conv_pad_channel(p, &q, xg, ci, col);
           else for (int64_t i = Cg * q.chan; i < q.floats; i++) col[i] = 0;
@@ -589,7 +589,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
         for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
       }
     } else if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
@@ -597,7 +597,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       ft_gemm_op gp = g0;
       gp.N = S_out;
       int64_t per = ft_gemm_items(&gp, mc), n_items = N * G * per;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
       for (int64_t it = 0; it < n_items; it++) {
         int64_t ng = it / per, n = ng / G, g = ng % G;
         ft_gemm_op gi = gp;
@@ -615,7 +615,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         const float *xg = X + (n * C + g * Cg) * S_in;
         for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
           int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
-#pragma omp for schedule(static)
+#pragma omp for schedule(guided)
           for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col);
           ft_gemm_op gi = g0;
           gi.N = nc;
@@ -627,7 +627,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
           if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
           int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
           for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
         }
       }
