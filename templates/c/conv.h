@@ -314,8 +314,9 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
  * vector lanes: the padded input of the 16 planes is gathered into a tile [Hp*Wp][16], every
  * tap is one vector of 16 weights, and output pixels are computed eight at a time (eight
  * independent accumulators), the epilogue on the registers; the output tile [OH*OW][16] is
- * then written back plane by plane. A plane at a time, such planes cost more in per-plane
- * setup (padding, row copies, short masked rows) than in arithmetic. */
+ * then written back plane by plane (row bands when a plane is larger than the tiles). A
+ * plane at a time, small planes cost more in per-plane setup (padding, row copies, short
+ * masked rows) than in arithmetic; large ones come out about even, a little ahead. */
 #define FT_DWC_TILE 16384 /* floats in each of the input and output tiles (a multiple of 256) */
 #define FT_DWC_MAXPIX (FT_DWC_TILE / 16)
 
@@ -335,23 +336,27 @@ static inline int64_t ft_dwc_rows(const int64_t *p) {
 
 /* r[i] = row i of a 16x16 block in; column i out. */
 static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
-  __m512 t[16], u[16];
+  __m512 t[16];
+#pragma GCC unroll 8
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
-    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0x88);
-    t[4 + i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0xDD);
-    t[8 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0x88);
-    t[12 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0xDD);
+    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);
+    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xDD);
+    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
+    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 4; i++) {
     r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
     r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
@@ -390,21 +395,29 @@ static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, co
   for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
     int64_t R = OH - oh0 < rows ? OH - oh0 : rows, Hb = (R - 1) * sh + (KH - 1) * dh + 1, P = R * OW;
     int64_t hp0 = oh0 * sh; /* padded row of the band's first tile row */
-    /* the padded tile: zeros, then each input row 16 columns at a time, transposed */
-    for (int64_t i = 0; i < Hb * Wp; i++) _mm512_store_ps(xt + 16 * i, _mm512_setzero_ps());
-    int64_t ih0 = hp0 - ph < 0 ? 0 : hp0 - ph;
-    for (int64_t ih = ih0; ih < IH && ih + ph < hp0 + Hb; ih++)
+    /* the padded tile: each input row 16 columns at a time, transposed; zeros around */
+    for (int64_t hr = 0; hr < Hb; hr++) {
+      int64_t ih = hp0 + hr - ph, in = ih >= 0 && ih < IH;
+      int64_t lo = in ? (pw < Wp ? pw : Wp) : Wp, hi = in ? (pw + IW < Wp ? pw + IW : Wp) : Wp;
+      float *row = xt + hr * Wp * 16;
+      for (int64_t j = 0; j < lo; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
+      for (int64_t j = hi; j < Wp; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
+      if (!in) continue;
       for (int64_t iw0 = 0; iw0 < IW && iw0 + pw < Wp; iw0 += 16) {
         int nc = IW - iw0 < 16 ? (int)(IW - iw0) : 16;
         if (iw0 + pw + nc > Wp) nc = (int)(Wp - iw0 - pw);
         __mmask16 cm = (__mmask16)((1u << nc) - 1);
         __m512 r[16];
+#pragma GCC unroll 16
         for (int l = 0; l < 16; l++)
           r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, x + l * IHW + ih * IW + iw0) : _mm512_setzero_ps();
         ft_transpose16(r);
-        float *d = xt + ((ih + ph - hp0) * Wp + iw0 + pw) * 16;
-        for (int j = 0; j < nc; j++) _mm512_store_ps(d + 16 * j, r[j]);
+        float *d = row + (iw0 + pw) * 16;
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) /* unrolled: registers to the tile, not a memcpy from a spill */
+          if (j < nc) _mm512_store_ps(d + 16 * j, r[j]);
       }
+    }
     for (int64_t i = P; i < P + 8; i++) pos[i] = pos[P - 1]; /* a short last group repeats */
     for (int64_t i0 = 0; i0 < P; i0 += 8) {
       __m512 acc[8];
@@ -427,9 +440,12 @@ static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, co
       int np = P - i0 < 16 ? (int)(P - i0) : 16;
       __mmask16 pm = (__mmask16)((1u << np) - 1);
       __m512 r[16];
+#pragma GCC unroll 16
       for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(yt + (i0 + j) * 16);
       ft_transpose16(r);
-      for (int l = 0; l < nl; l++) _mm512_mask_storeu_ps(y + l * OHW + oh0 * OW + i0, pm, r[l]);
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; l++)
+        if (l < nl) _mm512_mask_storeu_ps(y + l * OHW + oh0 * OW + i0, pm, r[l]);
     }
   }
 }
@@ -441,9 +457,7 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
 #ifdef __AVX512F__
-  /* channel vectors where they pay: outputs of 28x28 or less, and strided convs; wide
-   * stride-1 planes are cheaper a plane at a time (no transposes, no band overlap) */
-  if (ft_dwc_rows(p) && !R && (OH * OW <= 1024 || p[FT_CV_S + 1] > 1 || p[FT_CV_S + 2] > 1)) {
+  if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
     int64_t nb = (C + 15) / 16;
     (void)nb;
 #pragma omp parallel for schedule(dynamic) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
