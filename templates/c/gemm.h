@@ -39,8 +39,9 @@
 #define FT_GEMM_MR 12 /* rows of a register tile: 2*MR accumulators + 2 B vectors <= 32 zmm */
 #endif
 #define FT_GEMM_NR 32 /* columns of a register tile: two 16-float vectors */
-#ifndef FT_GEMM_PF
-#define FT_GEMM_PF(a) __builtin_prefetch((a) + FT_GEMM_MR * 32)
+#ifndef FT_GEMM_PF /* the direct (conv) kernel's prefetch of its A sliver, 128 k-steps ahead:
+                      * conv weights come from DRAM in a whole model */
+#define FT_GEMM_PF(a) __builtin_prefetch((a) + FT_GEMM_MR * 128)
 #endif
 #ifndef FT_GEMM_KC
 #define FT_GEMM_KC 256 /* K block: a B micro-panel of KC*NR floats (32 KiB) stays in L1 */
@@ -251,7 +252,6 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel(const int mr, 
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
   for (int64_t k = 0; k < kc; k++) {
-    FT_GEMM_PF(a);
     ft_v16f b0 = *(const ft_v16u *)b, b1 = *(const ft_v16u *)(b + 16);
 #pragma GCC unroll 16
     for (int i = 0; i < mr; i++) {
