@@ -554,21 +554,21 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
 typedef struct ft_gemm_colmap { __mmask16 keep[2]; int cnt[2]; int64_t dst[2]; } ft_gemm_colmap;
 
 static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
+  int64_t wrap = g->c_wrap ? g->c_wrap : INT64_MAX, keep_w = g->c_wrap ? g->c_keep : INT64_MAX;
+  int64_t r = n0 / wrap, q = n0 % wrap; /* column n of the lanes below is row r, column q */
   for (int v = 0; v < 2; v++) {
     unsigned keep = 0;
     int cnt = 0;
     int64_t dst = 0;
     for (int l = 0; l < 16; l++) {
-      int64_t n = n0 + 16 * v + l, at = n;
+      int64_t n = n0 + 16 * v + l;
       if (n >= g->N) break;
-      if (g->c_wrap) {
-        int64_t q = n % g->c_wrap;
-        if (q >= g->c_keep) continue;
-        at = n / g->c_wrap * g->c_keep + q;
+      if (q < keep_w) {
+        if (!cnt) dst = g->c_wrap ? r * g->c_keep + q : n;
+        keep |= 1u << l;
+        cnt++;
       }
-      if (!cnt) dst = at;
-      keep |= 1u << l;
-      cnt++;
+      if (++q == wrap) { q = 0; r++; }
     }
     cm->keep[v] = (__mmask16)keep;
     cm->cnt[v] = cnt;
