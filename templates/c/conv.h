@@ -578,11 +578,20 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
       ft_conv_shift q = ft_conv_shift_geo(p);
       int64_t *rowoff = (int64_t *)(col + q.floats);
-#pragma omp for schedule(guided)
-      for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
-        int64_t rw = kr % KW * dw, rh = kr / KW % KH * dh, ci = kr / KW / KH;
-        rowoff[kr] = ci * q.chan + ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
+      /* row kr = (ci, kh, kw) of B, as W is laid out: the taps' offsets once, then per channel */
+      int64_t tap[FT_DW_MAXTAPS], ntap = KH * KW <= FT_DW_MAXTAPS ? KH * KW : 0;
+      for (int64_t t = 0; t < ntap; t++) {
+        int64_t rw = t % KW * dw, rh = t / KW * dh;
+        tap[t] = ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
       }
+#pragma omp for schedule(guided)
+      for (int64_t ci = 0; ci < Cg; ci++)
+        for (int64_t t = 0; t < KH * KW; t++) {
+          int64_t off = t < ntap ? tap[t]
+                                 : (((t / KW * dh) % q.sh) * q.sw + (t % KW * dw) % q.sw) * q.plane +
+                                       t / KW * dh / q.sh * q.Wq + t % KW * dw / q.sw;
+          rowoff[ci * KH * KW + t] = ci * q.chan + off;
+        }
       for (int64_t ng = 0; ng < N * G; ng++) {
         int64_t n = ng / G, g = ng % G;
         const float *xg = X + (n * C + g * Cg) * S_in;
