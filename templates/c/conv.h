@@ -517,22 +517,26 @@ static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const 
   int64_t sh = q->sh, sw = q->sw, Wq = q->Wq;
   const float *xc = x + ci * IH * IW;
   float *dst = xp + ci * q->chan;
+  int64_t j0[FT_DW_MAXS], j1[FT_DW_MAXS]; /* per column phase b (sw <= 4): the columns from the input */
+  for (int64_t b = 0; b < sw; b++) { /* padded column j*sw + b is input column j*sw + b - pw */
+    j0[b] = pw - b <= 0 ? 0 : (pw - b + sw - 1) / sw;
+    j1[b] = (IW + pw - b + sw - 1) / sw;
+    if (j1[b] > Wq) j1[b] = Wq;
+    if (j0[b] > j1[b]) j0[b] = j1[b];
+  }
   for (int64_t a = 0; a < sh; a++)
     for (int64_t i = 0; i < q->Hq; i++) { /* padded row h = i*sh + a is input row h - ph */
       int64_t h = i * sh + a, ih = h - ph;
       int inside = h < q->Hp && ih >= 0 && ih < IH;
       const float *src = xc + ih * IW - pw;
-      for (int64_t b = 0; b < sw; b++) { /* padded column j*sw + b is input column j*sw + b - pw */
+      for (int64_t b = 0; b < sw; b++) {
         float *row = dst + (a * sw + b) * q->plane + i * Wq;
-        int64_t j0 = pw - b <= 0 ? 0 : (pw - b + sw - 1) / sw, j1 = (IW + pw - b + sw - 1) / sw;
-        if (j1 > Wq) j1 = Wq;
-        if (!inside || j0 > j1) j0 = j1 = 0;
-        int64_t j = 0;
-        for (; j < j0; j++) row[j] = 0;
-        if (sw == 1) for (; j < j1; j++) row[j] = src[j];
-        else if (sw == 2) for (const float *sb = src + b; j < j1; j++) row[j] = sb[2 * j];
-        else for (; j < j1; j++) row[j] = src[j * sw + b];
-        for (; j < Wq; j++) row[j] = 0;
+        int64_t lo = inside ? j0[b] : 0, hi = inside ? j1[b] : 0;
+        if (lo) memset(row, 0, sizeof(float) * (size_t)lo);
+        if (sw == 1) ft_copy_floats(row + lo, src + lo, hi - lo);
+        else if (sw == 2) for (const float *sb = src + b; lo < hi; lo++) row[lo] = sb[2 * lo];
+        else for (; lo < hi; lo++) row[lo] = src[lo * sw + b];
+        if (hi < Wq) memset(row + hi, 0, sizeof(float) * (size_t)(Wq - hi));
       }
     }
 }
