@@ -460,14 +460,14 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
     int64_t nb = (C + 15) / 16;
     (void)nb;
-#pragma omp parallel for schedule(dynamic) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
     for (int64_t it = 0; it < p[FT_CV_N] * nb; it++) ft_conv_dw_cvec(p, X, W, bias, Y, e, it / nb, it % nb * 16);
     return;
   }
 #endif
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-#pragma omp parallel for schedule(dynamic) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
   for (int64_t pl = 0; pl < planes; pl++) {
     int64_t c = pl % C;
     const float *x = X + pl * IHW, *w = W + c * KH * KW;
@@ -588,7 +588,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         int64_t rw = t % KW * dw, rh = t / KW * dh;
         tap[t] = ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
       }
-#pragma omp for schedule(guided)
+#pragma omp for schedule(static)
       for (int64_t ci = 0; ci < Cg; ci++)
         for (int64_t t = 0; t < KH * KW; t++) {
           int64_t off = t < ntap ? tap[t]
@@ -599,7 +599,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       for (int64_t ng = 0; ng < N * G; ng++) {
         int64_t n = ng / G, g = ng % G;
         const float *xg = X + (n * C + g * Cg) * S_in;
-#pragma omp for schedule(guided)
+#pragma omp for schedule(static)
         for (int64_t ci = 0; ci <= Cg; ci++) {
           if (ci < Cg) ft_conv_pad_channel(p, &q, xg, ci, col);
           else for (int64_t i = Cg * q.chan; i < q.floats; i++) col[i] = 0;
@@ -616,7 +616,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
         if (bias) gi.e.bias = bias + g * Mg;
         int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
         for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
       }
     } else if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
@@ -624,7 +624,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       ft_gemm_op gp = g0;
       gp.N = S_out;
       int64_t per = ft_gemm_items(&gp, mc), n_items = N * G * per;
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
       for (int64_t it = 0; it < n_items; it++) {
         int64_t ng = it / per, n = ng / G, g = ng % G;
         ft_gemm_op gi = gp;
@@ -642,7 +642,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         const float *xg = X + (n * C + g * Cg) * S_in;
         for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
           int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
-#pragma omp for schedule(guided)
+#pragma omp for schedule(static)
           for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col);
           ft_gemm_op gi = g0;
           gi.N = nc;
@@ -654,7 +654,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
           if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;
           int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
           for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
         }
       }
