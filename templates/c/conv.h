@@ -14,10 +14,13 @@
  *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
  *              a chunk of columns at a time (row-major [Kg, chunk]) so the chunk stays in L2
  *              while every weight row block passes over it.
- * With packed weights the GEMM reads B where it lies (ft_gemm_op.b_direct): every output tile
- * is accumulated over the whole K in registers and stored once.
- *   depthwise  group == C_in == C_out: a direct loop (ft_conv_depthwise); a GEMM with one
- *              input channel per group has nothing to reuse. */
+ *   depthwise  group == C_in == C_out: direct loops (ft_conv_depthwise); a GEMM with one
+ *              input channel per group has nothing to reuse.
+ * With packed weights (every program ftaxc writes) the GEMM reads B where it lies
+ * (ft_gemm_op.b_direct): each output tile is accumulated over the whole K in registers, and
+ * bias, residual and activation are applied there before one store per vector. Unpacked
+ * weights (constant folding, ftax-eager) take the GEMM's packing path: same results to
+ * rounding, slower. */
 #ifndef FT_CONV_H
 #define FT_CONV_H
 
@@ -106,7 +109,9 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   }
 }
 
-/* Depthwise 1-D/2-D conv (group == C_in == C_out), one plane (n, c) at a time.
+/* Depthwise 1-D/2-D conv (group == C_in == C_out). With AVX-512, 16 channels at a time with
+ * the channels in the vector lanes (ft_conv_dw_cvec, below) whenever the row geometry fits its
+ * tiles and no residual is fused. Otherwise one plane (n, c) at a time, as follows.
  *
  * A band of output rows is computed at once over the zero-padded input, copied into a buffer
  * on the stack. With stride s the padded band is stored as s*s phase planes (rows and columns
