@@ -534,6 +534,21 @@ static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const 
       int64_t h = i * sh + a, ih = h - ph;
       int inside = h < q->Hp && ih >= 0 && ih < IH;
       const float *src = xc + ih * IW - pw;
+      if (sw == 2 && inside) { /* both column phases of the row at once, vectorized */
+        float *d0 = dst + (a * 2) * q->plane + i * Wq, *d1 = d0 + q->plane;
+        int64_t lo = j0[0] > j0[1] ? j0[0] : j0[1], hi = j1[0] < j1[1] ? j1[0] : j1[1];
+        if (hi < lo) hi = lo;
+        memset(d0, 0, sizeof(float) * (size_t)j0[0]);
+        memset(d1, 0, sizeof(float) * (size_t)j0[1]);
+        for (int64_t j = j0[0]; j < lo; j++) d0[j] = src[2 * j];
+        for (int64_t j = j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
+        ft_dw_deinterleave2(d0 + lo, d1 + lo, src + 2 * lo, hi - lo);
+        for (int64_t j = hi; j < j1[0]; j++) d0[j] = src[2 * j];
+        for (int64_t j = hi; j < j1[1]; j++) d1[j] = src[2 * j + 1];
+        memset(d0 + j1[0], 0, sizeof(float) * (size_t)(Wq - j1[0]));
+        memset(d1 + j1[1], 0, sizeof(float) * (size_t)(Wq - j1[1]));
+        continue;
+      }
       for (int64_t b = 0; b < sw; b++) {
         float *row = dst + (a * sw + b) * q->plane + i * Wq;
         int64_t lo = inside ? j0[b] : 0, hi = inside ? j1[b] : 0;
