@@ -322,7 +322,7 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
  * then written back plane by plane (row bands when a plane is larger than the tiles). A
  * plane at a time, small planes cost more in per-plane setup (padding, row copies, short
  * masked rows) than in arithmetic; large ones come out about even, a little ahead. */
-#define FT_DWC_TILE 16384 /* floats in each of the input and output tiles (a multiple of 256) */
+#define FT_DWC_TILE 8192 /* floats per tile, a multiple of 256: 64 KiB of stack for both */
 #define FT_DWC_MAXPIX (FT_DWC_TILE / 16)
 
 /* Output rows per band of the channel-vector path: its padded input rows and its outputs
