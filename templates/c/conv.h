@@ -12,10 +12,15 @@
  *              input is split into phase planes first (ft_conv_shift), which makes the offsets
  *              fixed again.
  *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
- *              straight into the packed panel layout, a chunk of columns at a time so the
- *              chunk stays in L2 while every weight row block passes over it.
- *   depthwise  group == C_in == C_out: a direct loop (ft_conv_depthwise); a GEMM with one
- *              input channel per group has nothing to reuse. */
+ *              a chunk of columns at a time (row-major [Kg, chunk]) so the chunk stays in L2
+ *              while every weight row block passes over it.
+ *   depthwise  group == C_in == C_out: direct loops (ft_conv_depthwise); a GEMM with one
+ *              input channel per group has nothing to reuse.
+ * With packed weights (every program ftaxc writes) the GEMM reads B where it lies
+ * (ft_gemm_op.b_direct): each output tile is accumulated over the whole K in registers, and
+ * bias, residual and activation are applied there before one store per vector. Unpacked
+ * weights (constant folding, ftax-eager) take the GEMM's packing path: same results to
+ * rounding, slower. */
 #ifndef FT_CONV_H
 #define FT_CONV_H
 
@@ -61,9 +66,9 @@ static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
 }
 
 /* im2col row kr (channel, kd, kh, kw) of one group for output columns [col0, col0+ncols), into
- * a chunk in panel layout (panel j of the chunk at dst + j*Kg*NR, row kr at offset kr*NR). */
+ * dst + kr*ncols: a plain row-major chunk [Kg, ncols], which the GEMM reads in place. */
 static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int64_t col0,
-                               int64_t ncols, float *dst, int64_t Kg) {
+                               int64_t ncols, float *dst) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
   int64_t kw = kr % k[2], t = kr / k[2], kh = t % k[1];
@@ -78,32 +83,23 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   if (ow_lo > ow_hi) ow_lo = ow_hi;
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
-  float *row = dst + kr * FT_GEMM_NR;
-  if (ncols % FT_GEMM_NR) { /* zeros past the last column: no stray denormals or NaNs */
-    float *last = row + ncols / FT_GEMM_NR * Kg * FT_GEMM_NR;
-    for (int64_t q = ncols % FT_GEMM_NR; q < FT_GEMM_NR; q++) last[q] = 0;
-  }
+  float *row = dst + kr * ncols;
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
     int valid = id >= 0 && id < in[0] && ih >= 0 && ih < in[1];
     const float *src = xc + (id * in[1] + ih) * in[2] + off_w;
-    for (int64_t u = 0; u < seg;) { /* split at panel boundaries */
-      int64_t jj = j + u, pos = jj % FT_GEMM_NR;
-      int64_t run = FT_GEMM_NR - pos < seg - u ? FT_GEMM_NR - pos : seg - u;
-      float *dd = row + jj / FT_GEMM_NR * Kg * FT_GEMM_NR + pos;
-      int64_t o0 = ow + u, a = 0, b = 0; /* [a, b): the part of the run inside the input */
-      if (valid) {
-        a = ow_lo - o0 < 0 ? 0 : (ow_lo - o0 > run ? run : ow_lo - o0);
-        b = ow_hi - o0 < a ? a : (ow_hi - o0 > run ? run : ow_hi - o0);
-      }
-      int64_t q = 0;
-      for (; q < a; q++) dd[q] = 0;
-      if (sw == 1) for (; q < b; q++) dd[q] = src[o0 + q];
-      else for (; q < b; q++) dd[q] = src[(o0 + q) * sw];
-      for (; q < run; q++) dd[q] = 0;
-      u += run;
+    float *dd = row + j;
+    int64_t a = 0, b = 0; /* [a, b): the part of the segment inside the input */
+    if (valid) {
+      a = ow_lo - ow < 0 ? 0 : (ow_lo - ow > seg ? seg : ow_lo - ow);
+      b = ow_hi - ow < a ? a : (ow_hi - ow > seg ? seg : ow_hi - ow);
     }
+    int64_t q = 0;
+    for (; q < a; q++) dd[q] = 0;
+    if (sw == 1) for (; q < b; q++) dd[q] = src[ow + q];
+    else for (; q < b; q++) dd[q] = src[(ow + q) * sw];
+    for (; q < seg; q++) dd[q] = 0;
     j += seg;
     ow += seg;
     if (ow == out[2]) {
@@ -113,7 +109,9 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   }
 }
 
-/* Depthwise 1-D/2-D conv (group == C_in == C_out), one plane (n, c) at a time.
+/* Depthwise 1-D/2-D conv (group == C_in == C_out). With AVX-512, 16 channels at a time with
+ * the channels in the vector lanes (ft_conv_dw_cvec, below) whenever the row geometry fits its
+ * tiles and no residual is fused. Otherwise one plane (n, c) at a time, as follows.
  *
  * A band of output rows is computed at once over the zero-padded input, copied into a buffer
  * on the stack. With stride s the padded band is stored as s*s phase planes (rows and columns
@@ -267,8 +265,8 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       if (++hr == s) { hr = 0; hq++; }
     }
     for (int64_t t = 0; t < T; t++) off[t] = (g->tap_ph[t] * Hq + g->tap_r[t]) * Wq + g->tap_c[t];
-    /* without a residual, Relu and Clip apply to the accumulators as they are stored */
-    const ft_gemm_epi *ea = !res && (e->act == FT_ACT_RELU || e->act == FT_ACT_CLIP) ? e : NULL;
+    /* without a residual, the activation applies to the accumulators as they are stored */
+    const ft_gemm_epi *ea = !res && e->act ? e : NULL;
     int64_t n = 0;
     for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
       ft_v16f a[8];
@@ -286,29 +284,29 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 #pragma GCC unroll 8
       for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
     }
-    for (; n + 32 <= next; n += 32) {
-      ft_v16f a0 = (ft_v16f){0} + b0, a1 = a0;
+    if (n < next) { /* the rest, up to 8 vectors: still independent accumulators (small planes
+                       such as 7x7 are all rest, and one chain per vector would wait on latency) */
+      int nv = (int)((next - n + 15) / 16);
+      ft_v16f a[8];
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) {
-        a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
-        a1 += w[t] * *(const ft_v16u *)(xp + n + off[t] + 16);
+        const float *q = xp + n + off[t];
+        float wt = w[t];
+#pragma GCC unroll 8
+        for (int v = 0; v < 8; v++)
+          if (v < nv) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
       }
-      if (ea) {
-        ft_gemm_act16(&a0, ea);
-        ft_gemm_act16(&a1, ea);
-      }
-      *(ft_v16u *)(ext + n) = a0;
-      *(ft_v16u *)(ext + n + 16) = a1;
-    }
-    for (; n < next; n += 16) {
-      ft_v16f a0 = (ft_v16f){0} + b0;
-      for (int64_t t = 0; t < T; t++) a0 += w[t] * *(const ft_v16u *)(xp + n + off[t]);
-      if (ea) ft_gemm_act16(&a0, ea);
-      *(ft_v16u *)(ext + n) = a0;
+#pragma GCC unroll 8
+      for (int v = 0; v < 8; v++)
+        if (v < nv) {
+          if (ea) ft_gemm_act16(&a[v], ea);
+          *(ft_v16u *)(ext + n + 16 * v) = a[v];
+        }
     }
     /* out of the band, through the epilogue */
     float *yb = y + oh0 * OW;
     const float *rb = res ? res + oh0 * OW : NULL;
-    if (!res && e->act && !ea) ft_gemm_act(ext, (next + 15) / 16 * 16, e); /* Sigmoid, SiLU: whole vectors */
     if (!res)
       for (int64_t r = 0; r < R; r++) ft_copy_floats(yb + r * OW, ext + r * Wq, OW);
     else
@@ -316,11 +314,162 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
   }
 }
 
+#ifdef __AVX512F__
+/* Depthwise conv of small planes (7x7, 14x14), 16 channels at a time with the channels in the
+ * vector lanes: the padded input of the 16 planes is gathered into a tile [Hp*Wp][16], every
+ * tap is one vector of 16 weights, and output pixels are computed eight at a time (eight
+ * independent accumulators), the epilogue on the registers; the output tile [OH*OW][16] is
+ * then written back plane by plane (row bands when a plane is larger than the tiles). A
+ * plane at a time, small planes cost more in per-plane setup (padding, row copies, short
+ * masked rows) than in arithmetic; large ones come out about even, a little ahead. */
+#define FT_DWC_TILE 8192 /* floats per tile, a multiple of 256: 64 KiB of stack for both */
+#define FT_DWC_MAXPIX (FT_DWC_TILE / 16)
+
+/* Output rows per band of the channel-vector path: its padded input rows and its outputs
+ * fit the tiles; 0 when not even one row fits (or the geometry is not one it takes). */
+static inline int64_t ft_dwc_rows(const int64_t *p) {
+  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], sh = p[FT_CV_S + 1];
+  int64_t Wp = (OW - 1) * p[FT_CV_S + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2] + 1;
+  if (p[FT_CV_RES] || p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || p[FT_CV_P + 2] < 0 ||
+      p[FT_CV_K + 1] * p[FT_CV_K + 2] > FT_DW_MAXTAPS)
+    return 0;
+  for (int64_t r = OH; r >= 1; r--)
+    if (((r - 1) * sh + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1) * Wp <= FT_DWC_MAXPIX && r * OW <= FT_DWC_MAXPIX)
+      return r;
+  return 0;
+}
+
+/* r[i] = row i of a 16x16 block in; column i out. */
+static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);
+    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xDD);
+    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
+    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
+    r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+    r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
+  }
+}
+
+/* Channels [c0, c0 + 16) (fewer at the end) of image n. */
+static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, const float *bias, float *Y,
+                            const ft_gemm_epi *e, int64_t n, int64_t c0) {
+  int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2];
+  int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
+  int64_t Wp = (OW - 1) * sw + (KW - 1) * dw + 1, rows = ft_dwc_rows(p);
+  int64_t IHW = IH * IW, OHW = OH * OW, T = KH * KW;
+  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
+  __mmask16 m = (__mmask16)((1u << nl) - 1);
+  float xt[FT_DWC_TILE] __attribute__((aligned(64))), yt[FT_DWC_TILE] __attribute__((aligned(64)));
+  float wt[FT_DW_MAXTAPS * 16] __attribute__((aligned(64)));
+  int32_t pos[FT_DWC_MAXPIX + 8];
+  int64_t toff[FT_DW_MAXTAPS];
+  const float *x = X + (n * C + c0) * IHW;
+  float *y = Y + (n * C + c0) * OHW;
+  __m512i widx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                    _mm512_set1_epi32((int)T));
+  for (int64_t t = 0; t < T; t++)
+    _mm512_store_ps(wt + 16 * t, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, widx, W + c0 * T + t, 4));
+  for (int64_t t = 0; t < T; t++) toff[t] = (t / KW * dh * Wp + t % KW * dw) * 16;
+  for (int64_t i = 0, oh = 0, ow = 0; i < rows * OW; i++) { /* band pixel i -> its window's corner */
+    pos[i] = (int32_t)((oh * sh * Wp + ow * sw) * 16);
+    if (++ow == OW) { ow = 0; oh++; }
+  }
+  __m512 b0 = _mm512_setzero_ps();
+  if (bias) b0 = _mm512_maskz_loadu_ps(m, bias + c0);
+  for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
+    int64_t R = OH - oh0 < rows ? OH - oh0 : rows, Hb = (R - 1) * sh + (KH - 1) * dh + 1, P = R * OW;
+    int64_t hp0 = oh0 * sh; /* padded row of the band's first tile row */
+    /* the padded tile: each input row 16 columns at a time, transposed; zeros around */
+    for (int64_t hr = 0; hr < Hb; hr++) {
+      int64_t ih = hp0 + hr - ph, in = ih >= 0 && ih < IH;
+      int64_t lo = in ? (pw < Wp ? pw : Wp) : Wp, hi = in ? (pw + IW < Wp ? pw + IW : Wp) : Wp;
+      float *row = xt + hr * Wp * 16;
+      for (int64_t j = 0; j < lo; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
+      for (int64_t j = hi; j < Wp; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
+      if (!in) continue;
+      for (int64_t iw0 = 0; iw0 < IW && iw0 + pw < Wp; iw0 += 16) {
+        int nc = IW - iw0 < 16 ? (int)(IW - iw0) : 16;
+        if (iw0 + pw + nc > Wp) nc = (int)(Wp - iw0 - pw);
+        __mmask16 cm = (__mmask16)((1u << nc) - 1);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; l++)
+          r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, x + l * IHW + ih * IW + iw0) : _mm512_setzero_ps();
+        ft_transpose16(r);
+        float *d = row + (iw0 + pw) * 16;
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) /* unrolled: registers to the tile, not a memcpy from a spill */
+          if (j < nc) _mm512_store_ps(d + 16 * j, r[j]);
+      }
+    }
+    for (int64_t i = P; i < P + 8; i++) pos[i] = pos[P - 1]; /* a short last group repeats */
+    for (int64_t i0 = 0; i0 < P; i0 += 8) {
+      __m512 acc[8];
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; j++) acc[j] = b0;
+      for (int64_t t = 0; t < T; t++) {
+        __m512 wv = _mm512_load_ps(wt + 16 * t);
+        const float *q = xt + toff[t];
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(q + pos[i0 + j]), wv, acc[j]);
+      }
+      int nj = P - i0 < 8 ? (int)(P - i0) : 8;
+      for (int j = 0; j < nj; j++) {
+        ft_v16f a = (ft_v16f)acc[j];
+        ft_gemm_act16(&a, e);
+        _mm512_store_ps(yt + (i0 + j) * 16, (__m512)a);
+      }
+    }
+    for (int64_t i0 = 0; i0 < P; i0 += 16) { /* 16 pixels of 16 channels, transposed back */
+      int np = P - i0 < 16 ? (int)(P - i0) : 16;
+      __mmask16 pm = (__mmask16)((1u << np) - 1);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(yt + (i0 + j) * 16);
+      ft_transpose16(r);
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; l++)
+        if (l < nl) _mm512_mask_storeu_ps(y + l * OHW + oh0 * OW + i0, pm, r[l]);
+    }
+  }
+}
+#endif
+
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
                               const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
   int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+#ifdef __AVX512F__
+  if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
+    int64_t nb = (C + 15) / 16;
+    (void)nb;
+#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
+    for (int64_t it = 0; it < p[FT_CV_N] * nb; it++) ft_conv_dw_cvec(p, X, W, bias, Y, e, it / nb, it % nb * 16);
+    return;
+  }
+#endif
   ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
 #pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
@@ -373,22 +522,41 @@ static void ft_conv_pad_channel(const int64_t *p, const ft_conv_shift *q, const 
   int64_t sh = q->sh, sw = q->sw, Wq = q->Wq;
   const float *xc = x + ci * IH * IW;
   float *dst = xp + ci * q->chan;
+  int64_t j0[FT_DW_MAXS], j1[FT_DW_MAXS]; /* per column phase b (sw <= 4): the columns from the input */
+  for (int64_t b = 0; b < sw; b++) { /* padded column j*sw + b is input column j*sw + b - pw */
+    j0[b] = pw - b <= 0 ? 0 : (pw - b + sw - 1) / sw;
+    j1[b] = (IW + pw - b + sw - 1) / sw;
+    if (j1[b] > Wq) j1[b] = Wq;
+    if (j0[b] > j1[b]) j0[b] = j1[b];
+  }
   for (int64_t a = 0; a < sh; a++)
     for (int64_t i = 0; i < q->Hq; i++) { /* padded row h = i*sh + a is input row h - ph */
       int64_t h = i * sh + a, ih = h - ph;
       int inside = h < q->Hp && ih >= 0 && ih < IH;
       const float *src = xc + ih * IW - pw;
-      for (int64_t b = 0; b < sw; b++) { /* padded column j*sw + b is input column j*sw + b - pw */
+      if (sw == 2 && inside) { /* both column phases of the row at once, vectorized */
+        float *d0 = dst + (a * 2) * q->plane + i * Wq, *d1 = d0 + q->plane;
+        int64_t lo = j0[0] > j0[1] ? j0[0] : j0[1], hi = j1[0] < j1[1] ? j1[0] : j1[1];
+        if (hi < lo) hi = lo;
+        memset(d0, 0, sizeof(float) * (size_t)j0[0]);
+        memset(d1, 0, sizeof(float) * (size_t)j0[1]);
+        for (int64_t j = j0[0]; j < lo; j++) d0[j] = src[2 * j];
+        for (int64_t j = j0[1]; j < lo; j++) d1[j] = src[2 * j + 1];
+        ft_dw_deinterleave2(d0 + lo, d1 + lo, src + 2 * lo, hi - lo);
+        for (int64_t j = hi; j < j1[0]; j++) d0[j] = src[2 * j];
+        for (int64_t j = hi; j < j1[1]; j++) d1[j] = src[2 * j + 1];
+        memset(d0 + j1[0], 0, sizeof(float) * (size_t)(Wq - j1[0]));
+        memset(d1 + j1[1], 0, sizeof(float) * (size_t)(Wq - j1[1]));
+        continue;
+      }
+      for (int64_t b = 0; b < sw; b++) {
         float *row = dst + (a * sw + b) * q->plane + i * Wq;
-        int64_t j0 = pw - b <= 0 ? 0 : (pw - b + sw - 1) / sw, j1 = (IW + pw - b + sw - 1) / sw;
-        if (j1 > Wq) j1 = Wq;
-        if (!inside || j0 > j1) j0 = j1 = 0;
-        int64_t j = 0;
-        for (; j < j0; j++) row[j] = 0;
-        if (sw == 1) for (; j < j1; j++) row[j] = src[j];
-        else if (sw == 2) for (const float *sb = src + b; j < j1; j++) row[j] = sb[2 * j];
-        else for (; j < j1; j++) row[j] = src[j * sw + b];
-        for (; j < Wq; j++) row[j] = 0;
+        int64_t lo = inside ? j0[b] : 0, hi = inside ? j1[b] : 0;
+        if (lo) memset(row, 0, sizeof(float) * (size_t)lo);
+        if (sw == 1) ft_copy_floats(row + lo, src + lo, hi - lo);
+        else if (sw == 2) for (const float *sb = src + b; lo < hi; lo++) row[lo] = sb[2 * lo];
+        else for (; lo < hi; lo++) row[lo] = src[lo * sw + b];
+        if (hi < Wq) memset(row + hi, 0, sizeof(float) * (size_t)(Wq - hi));
       }
     }
 }
@@ -422,6 +590,7 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
   g0.M = Mg; g0.K = Kg; g0.ldc = S_out;
   g0.a_rs = Kg; g0.a_cs = 1;
   g0.b_rs = S_in; g0.b_cs = 1;
+  g0.b_direct = 1;
   g0.e = e;
   int64_t mc = ft_gemm_mc(Mg, Kg);
   int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
@@ -433,11 +602,20 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
       ft_conv_shift q = ft_conv_shift_geo(p);
       int64_t *rowoff = (int64_t *)(col + q.floats);
-#pragma omp for schedule(static)
-      for (int64_t kr = 0; kr < Kg; kr++) { /* kr = (ci, kh, kw), as W is laid out */
-        int64_t rw = kr % KW * dw, rh = kr / KW % KH * dh, ci = kr / KW / KH;
-        rowoff[kr] = ci * q.chan + ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
+      /* row kr = (ci, kh, kw) of B, as W is laid out: the taps' offsets once, then per channel */
+      int64_t tap[FT_DW_MAXTAPS], ntap = KH * KW <= FT_DW_MAXTAPS ? KH * KW : 0;
+      for (int64_t t = 0; t < ntap; t++) {
+        int64_t rw = t % KW * dw, rh = t / KW * dh;
+        tap[t] = ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
       }
+#pragma omp for schedule(static)
+      for (int64_t ci = 0; ci < Cg; ci++)
+        for (int64_t t = 0; t < KH * KW; t++) {
+          int64_t off = t < ntap ? tap[t]
+                                 : (((t / KW * dh) % q.sh) * q.sw + (t % KW * dw) % q.sw) * q.plane +
+                                       t / KW * dh / q.sh * q.Wq + t % KW * dw / q.sw;
+          rowoff[ci * KH * KW + t] = ci * q.chan + off;
+        }
       for (int64_t ng = 0; ng < N * G; ng++) {
         int64_t n = ng / G, g = ng % G;
         const float *xg = X + (n * C + g * Cg) * S_in;
@@ -485,12 +663,13 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
         for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
           int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
 #pragma omp for schedule(static)
-          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col, Kg);
+          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col);
           ft_gemm_op gi = g0;
           gi.N = nc;
           if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
           else gi.a = W + g * Mg * Kg;
-          gi.bp = col;
+          gi.b = col;
+          gi.b_rs = nc;
           gi.c = Y + (n * CO + g * Mg) * S_out + c0;
           if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
           if (bias) gi.e.bias = bias + g * Mg;

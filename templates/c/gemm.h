@@ -39,6 +39,10 @@
 #define FT_GEMM_MR 12 /* rows of a register tile: 2*MR accumulators + 2 B vectors <= 32 zmm */
 #endif
 #define FT_GEMM_NR 32 /* columns of a register tile: two 16-float vectors */
+#ifndef FT_GEMM_PF /* the direct (conv) kernel's prefetch of its A sliver, 128 k-steps ahead:
+                      * conv weights come from DRAM in a whole model */
+#define FT_GEMM_PF(a) __builtin_prefetch((a) + FT_GEMM_MR * 128)
+#endif
 #ifndef FT_GEMM_KC
 #define FT_GEMM_KC 256 /* K block: a B micro-panel of KC*NR floats (32 KiB) stays in L1 */
 #endif
@@ -89,11 +93,68 @@ typedef struct ft_gemm_op {
   const float *b;
   int64_t b_rs, b_cs;
   const int64_t *b_rowoff;
+  int b_direct; /* read unpacked B in place (AVX-512): full-K tiles, no panel copies */
   float *c;
   int64_t ldc;
   int64_t c_wrap, c_keep;
   ft_gemm_epi e;
 } ft_gemm_op;
+
+/* ---- vectors of 16 floats, whole or partial (masked) ---------------------------------------- */
+typedef int32_t ft_v16i __attribute__((vector_size(64)));
+
+/* m ? a : b per lane (m from a vector comparison). Vectors go by pointer between these
+ * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
+#define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
+
+/* *v = lanes [0, k) of p, zeros after (k <= 16). */
+static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
+  if (k >= 16) { *v = *(const ft_v16u *)p; return; }
+#ifdef __AVX512F__
+  *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
+#else
+  float b[16] __attribute__((aligned(64))) = {0};
+  for (int64_t j = 0; j < k; j++) b[j] = p[j];
+  *v = *(const ft_v16f *)b;
+#endif
+}
+
+static inline __attribute__((always_inline)) void ft_v16_store(float *p, const ft_v16f *v, int64_t k) {
+  if (k >= 16) { *(ft_v16u *)p = *v; return; }
+#ifdef __AVX512F__
+  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
+#else
+  float b[16] __attribute__((aligned(64)));
+  *(ft_v16f *)b = *v;
+  for (int64_t j = 0; j < k; j++) p[j] = b[j];
+#endif
+}
+
+#ifdef __AVX512F__
+/* Sigmoid of 16 lanes for the epilogues: 1 / (1 + 2^t), t = -x log2(e) clamped to [-120, 120]
+ * (the result is 0 or 1 in float well before), 2^t = 2^n * 2^f with a degree-6 polynomial for
+ * 2^f on [-1/2, 1/2] (relative error 2e-8) and vscalefps for 2^n, the reciprocal as rcp14 and
+ * one Newton step. About a third of the cost of the scalar-formula loop (ft_sigmoidf, whose
+ * division and exponent assembly the compiler vectorizes less well); agrees with it to a few
+ * float ulps. NaN stays NaN (min/max return their second operand when it is NaN). */
+static inline __attribute__((always_inline)) __m512 ft_v16_sigmoid(__m512 x) {
+  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(-1.44269504088896341f));
+  t = _mm512_min_ps(_mm512_set1_ps(120.0f), t);
+  t = _mm512_max_ps(_mm512_set1_ps(-120.0f), t);
+  __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 f = _mm512_sub_ps(t, n);
+  __m512 p = _mm512_set1_ps(1.533757750e-04f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339985989e-03f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618519805e-03f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550329015e-02f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264625e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  __m512 one = _mm512_set1_ps(1.0f), d = _mm512_add_ps(_mm512_scalef_ps(p, n), one);
+  __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, one), r);
+}
+#endif
 
 /* ---- packed layouts ------------------------------------------------------------------------
  * A: sliver s (rows s*MR .. s*MR+MR-1) at ap + s*K*MR; element (s*MR+r, k) at [k*MR + r].
@@ -125,23 +186,30 @@ static void ft_gemm_pack_a_sliver(int64_t M, const float *a, int64_t rs, int64_t
   }
 }
 
+/* One row of a B panel: nr <= NR floats of src, zeros after; two whole or masked vectors. */
+static inline __attribute__((always_inline)) void ft_gemm_pack_b_row(float *restrict dst, const float *src, int nr) {
+  ft_v16f v0, v1;
+  if (nr == FT_GEMM_NR) {
+    v0 = *(const ft_v16u *)src;
+    v1 = *(const ft_v16u *)(src + 16);
+  } else {
+    ft_v16_load(&v0, src, nr < 16 ? nr : 16);
+    if (nr > 16) ft_v16_load(&v1, src + 16, nr - 16);
+    else v1 = (ft_v16f){0};
+  }
+  *(ft_v16u *)dst = v0;
+  *(ft_v16u *)(dst + 16) = v1;
+}
+
 /* Columns j*NR.. of B, k in [k0, k0+kc), into dst (kc x NR). */
 static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t cs, int64_t j,
                                  int64_t k0, int64_t kc, float *restrict dst) {
   int64_t n0 = j * FT_GEMM_NR;
   int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
   if (cs == 1 && nr == FT_GEMM_NR) {
-    for (int64_t k = 0; k < kc; k++) {
-      const float *src = b + (k0 + k) * rs + n0;
-      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
-    }
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + (k0 + k) * rs + n0, FT_GEMM_NR);
   } else if (cs == 1) {
-    for (int64_t k = 0; k < kc; k++) {
-      const float *src = b + (k0 + k) * rs + n0;
-      int c = 0;
-      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
-      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
-    }
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + (k0 + k) * rs + n0, nr);
   } else { /* transposed B (B^T row-major): read each column of B along k */
     if (nr < FT_GEMM_NR) memset(dst, 0, sizeof(float) * (size_t)(kc * FT_GEMM_NR));
     for (int c = 0; c < nr; c++) {
@@ -156,16 +224,11 @@ static void ft_gemm_pack_b_panel_rows(int64_t N, const float *b, const int64_t *
                                       int64_t k0, int64_t kc, float *restrict dst) {
   int64_t n0 = j * FT_GEMM_NR;
   int nr = N - n0 < FT_GEMM_NR ? (int)(N - n0) : FT_GEMM_NR;
-  for (int64_t k = 0; k < kc; k++) {
-    const float *src = b + rowoff[k0 + k] + n0;
-    if (nr == FT_GEMM_NR) {
-      for (int c = 0; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = src[c];
-    } else {
-      int c = 0;
-      for (; c < nr; c++) dst[k * FT_GEMM_NR + c] = src[c];
-      for (; c < FT_GEMM_NR; c++) dst[k * FT_GEMM_NR + c] = 0;
-    }
-  }
+  const int64_t *ro = rowoff + k0;
+  if (nr == FT_GEMM_NR)
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + ro[k] + n0, FT_GEMM_NR);
+  else
+    for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + ro[k] + n0, nr);
 }
 
 /* Whole matrices into the packed layouts (ft_gemm_packed_*_floats floats at dst). */
@@ -287,10 +350,20 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
   else if (e->act == FT_ACT_CLIP) {
     float lo = e->lo, hi = e->hi;
     for (int64_t j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
-  } else if (e->act == FT_ACT_SIGMOID)
-    for (int64_t j = 0; j < n; j++) c[j] = ft_sigmoidf(c[j]);
-  else if (e->act == FT_ACT_SILU)
-    for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+  } else if (e->act == FT_ACT_SIGMOID || e->act == FT_ACT_SILU) {
+#ifdef __AVX512F__
+    for (int64_t h = 0; h < n; h += 16) {
+      __mmask16 m = (__mmask16)(n - h >= 16 ? 0xffff : (1u << (n - h)) - 1);
+      __m512 x = _mm512_maskz_loadu_ps(m, c + h), y = ft_v16_sigmoid(x);
+      _mm512_mask_storeu_ps(c + h, m, e->act == FT_ACT_SILU ? _mm512_mul_ps(x, y) : y);
+    }
+#else
+    if (e->act == FT_ACT_SIGMOID)
+      for (int64_t j = 0; j < n; j++) c[j] = ft_sigmoidf(c[j]);
+    else
+      for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+#endif
+  }
   else if (e->act >= FT_ACT_TANH && e->act <= FT_ACT_GELU_TANH)
     ft_gemm_act_row(c, (int)n, e->act);
 }
@@ -313,35 +386,6 @@ static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict
  * every sign change (and reloads of just-stored values, which wait for the stores when they
  * straddle them). Partial vectors are AVX-512 masked loads and stores (masked-off lanes
  * neither fault nor write); other targets go through a small buffer. */
-typedef int32_t ft_v16i __attribute__((vector_size(64)));
-
-/* m ? a : b per lane (m from a vector comparison). Vectors go by pointer between these
- * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
-#define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
-
-/* *v = lanes [0, k) of p, zeros after (k <= 16). */
-static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
-  if (k >= 16) { *v = *(const ft_v16u *)p; return; }
-#ifdef __AVX512F__
-  *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
-#else
-  float b[16] __attribute__((aligned(64))) = {0};
-  for (int64_t j = 0; j < k; j++) b[j] = p[j];
-  *v = *(const ft_v16f *)b;
-#endif
-}
-
-static inline __attribute__((always_inline)) void ft_v16_store(float *p, const ft_v16f *v, int64_t k) {
-  if (k >= 16) { *(ft_v16u *)p = *v; return; }
-#ifdef __AVX512F__
-  _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
-#else
-  float b[16] __attribute__((aligned(64)));
-  *(ft_v16f *)b = *v;
-  for (int64_t j = 0; j < k; j++) p[j] = b[j];
-#endif
-}
-
 /* The activation on one vector: Relu and Clip as selects in registers (the comparisons of
  * ft_gemm_act); Sigmoid and SiLU through ft_gemm_act on an aligned buffer, which the
  * compiler vectorizes. */
@@ -356,6 +400,11 @@ static inline __attribute__((always_inline)) void ft_gemm_act16(ft_v16f *y, cons
     __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
     __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), above = _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ);
     *y = (ft_v16f)_mm512_mask_mov_ps(_mm512_mask_mov_ps(v, above, hi), below, lo);
+    return;
+  }
+  if (e->act == FT_ACT_SIGMOID || e->act == FT_ACT_SILU) {
+    __m512 sg = ft_v16_sigmoid(v);
+    *y = (ft_v16f)(e->act == FT_ACT_SILU ? _mm512_mul_ps(v, sg) : sg);
     return;
   }
 #else
@@ -486,6 +535,114 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
   }
 }
 
+/* ---- micro-kernel on B in place ------------------------------------------------------------
+ * The same tile, with B read where it lies: row k of the panel at b + rowoff[k] (a conv's
+ * shifted input rows) or b + k*rs, two vector loads masked to the panel's columns (no reads
+ * past them). Every tile runs over all of K in registers: no panel copy, no K blocks whose
+ * partial sums go through C (which cost most where output rows are short and the store is
+ * split at their ends). The A sliver streams from L2; B's rows stay in L1/L2 while the
+ * slivers of a work item pass over them.
+ *
+ * The epilogue runs on the accumulators too (for a bias per row, as in Conv): alpha, bias,
+ * residual, activation, then one masked store per vector. Where output rows were computed
+ * over a padded width (c_wrap), the kept lanes of a vector go to consecutive outputs (a row's
+ * last kept column is followed by the next row's first), so a vcompressps packs them and one
+ * masked store writes them: no split stores through a tile buffer. */
+#ifdef __AVX512F__
+/* Where the two vectors of one panel's tile row go: lanes kept, their count, and the output
+ * offset (from the row's start in C) of the first kept lane. */
+typedef struct ft_gemm_colmap { __mmask16 keep[2]; int cnt[2]; int64_t dst[2]; } ft_gemm_colmap;
+
+static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
+  int64_t wrap = g->c_wrap ? g->c_wrap : INT64_MAX, keep_w = g->c_wrap ? g->c_keep : INT64_MAX;
+  int64_t r = n0 / wrap, q = n0 % wrap; /* column n of the lanes below is row r, column q */
+  for (int v = 0; v < 2; v++) {
+    unsigned keep = 0;
+    int cnt = 0;
+    int64_t dst = 0;
+    for (int l = 0; l < 16; l++) {
+      int64_t n = n0 + 16 * v + l;
+      if (n >= g->N) break;
+      if (q < keep_w) {
+        if (!cnt) dst = g->c_wrap ? r * g->c_keep + q : n;
+        keep |= 1u << l;
+        cnt++;
+      }
+      if (++q == wrap) { q = 0; r++; }
+    }
+    cm->keep[v] = (__mmask16)keep;
+    cm->cnt[v] = cnt;
+    cm->dst[v] = dst;
+  }
+}
+
+static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
+                                                                      const float *b, int64_t rs,
+                                                                      const int64_t *rowoff, const ft_gemm_op *g,
+                                                                      int64_t m0, const ft_gemm_colmap *cm) {
+  __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+  __mmask16 l0 = cm->keep[0], l1 = cm->keep[1]; /* lanes that are dropped need no data */
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
+  for (int64_t k = 0; k < K; k++) {
+    const float *br = rowoff ? b + rowoff[k] : b + k * rs;
+    __m512 b0 = _mm512_maskz_loadu_ps(l0, br), b1 = _mm512_maskz_loadu_ps(l1, br + 16);
+    FT_GEMM_PF(a);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      __m512 av = _mm512_set1_ps(a[i]);
+      c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
+      c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+    }
+    a += FT_GEMM_MR;
+  }
+  const ft_gemm_epi *e = &g->e;
+  __m512 alpha = _mm512_set1_ps(e->alpha);
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    int64_t row = (m0 + i) * g->ldc;
+    __m512 bv = _mm512_set1_ps(e->bias ? e->beta * e->bias[(m0 + i) * e->bias_rs] : 0.0f);
+    __m512 y[2] = {_mm512_fmadd_ps(alpha, c0[i], bv), _mm512_fmadd_ps(alpha, c1[i], bv)};
+    for (int v = 0; v < 2; v++) {
+      if (!cm->cnt[v]) continue;
+      if (cm->keep[v] != (__mmask16)((1u << cm->cnt[v]) - 1)) y[v] = _mm512_maskz_compress_ps(cm->keep[v], y[v]);
+      ft_v16f yv = (ft_v16f)y[v];
+      int64_t at = row + cm->dst[v];
+      ft_gemm_epi16(g->c + at, &yv, e->res ? e->res + at : NULL, cm->cnt[v], e);
+    }
+  }
+}
+
+#define FT_GEMM_UKD(MR_)                                                                                 \
+  static void ft_gemm_ukernel_dir_##MR_(int64_t K, const float *a, const float *b, int64_t rs,           \
+                                        const int64_t *ro, const ft_gemm_op *g, int64_t m0,              \
+                                        const ft_gemm_colmap *cm) {                                      \
+    ft_gemm_ukernel_dir(MR_, K, a, b, rs, ro, g, m0, cm);                                                \
+  }
+FT_GEMM_UKD(1) FT_GEMM_UKD(2) FT_GEMM_UKD(3) FT_GEMM_UKD(4) FT_GEMM_UKD(5) FT_GEMM_UKD(6)
+FT_GEMM_UKD(7) FT_GEMM_UKD(8)
+#if FT_GEMM_MR > 8
+FT_GEMM_UKD(9) FT_GEMM_UKD(10) FT_GEMM_UKD(11) FT_GEMM_UKD(12)
+#endif
+#if FT_GEMM_MR > 12
+FT_GEMM_UKD(13) FT_GEMM_UKD(14)
+#endif
+#undef FT_GEMM_UKD
+
+typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, const ft_gemm_op *,
+                               int64_t, const ft_gemm_colmap *);
+static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
+    NULL, ft_gemm_ukernel_dir_1, ft_gemm_ukernel_dir_2, ft_gemm_ukernel_dir_3, ft_gemm_ukernel_dir_4,
+    ft_gemm_ukernel_dir_5, ft_gemm_ukernel_dir_6, ft_gemm_ukernel_dir_7, ft_gemm_ukernel_dir_8,
+#if FT_GEMM_MR > 8
+    ft_gemm_ukernel_dir_9, ft_gemm_ukernel_dir_10, ft_gemm_ukernel_dir_11, ft_gemm_ukernel_dir_12,
+#endif
+#if FT_GEMM_MR > 12
+    ft_gemm_ukernel_dir_13, ft_gemm_ukernel_dir_14,
+#endif
+};
+#endif
+
 /* ---- drivers ------------------------------------------------------------------------------ */
 
 /* Rows [m0, m1) (m0 a multiple of MR) of the NR-wide column panel jr of C, over all of K. */
@@ -503,6 +660,17 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     }
     return;
   }
+#ifdef __AVX512F__
+  if (g->b_direct && g->ap && !g->bp && (g->b_rowoff || g->b_cs == 1) && g->e.bias_cs == 0) {
+    ft_gemm_colmap cm;
+    ft_gemm_colmap_init(g, n0, &cm);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      ft_gemm_ukd_table[mr](K, g->ap + ir * K, g->b + n0, g->b_rs, g->b_rowoff, g, ir, &cm);
+    }
+    return;
+  }
+#endif
   for (int64_t pc = 0; pc < K; pc += FT_GEMM_KC) {
     int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
     const float *bpan = bbuf;

@@ -294,6 +294,9 @@ Test(conv, depthwise) {
       {1, 2, 2, 2, 2, {5, 3000}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
       {2, 6, 6, 6, 1, {50}, {5}, {1}, {1}, {2}, {2}, FT_CV_DEPTHWISE, 1, 0},
       {2, 6, 6, 6, 1, {50}, {3}, {2}, {1}, {1}, {0}, FT_CV_DEPTHWISE, 1, 0},
+      /* channel-vector path in several row bands, 16 channels and a partial block */
+      {1, 20, 20, 20, 2, {120, 113}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 33, 33, 33, 2, {61, 58}, {5, 5}, {2, 2}, {2, 1}, {3, 2}, {1, 2}, FT_CV_DEPTHWISE, 1, 0},
   };
   for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
 }
