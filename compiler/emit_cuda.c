@@ -88,6 +88,9 @@ int ft_cuda_prepare(ft_graph *g, ft_lowered *lw, ft_cuda_opts *o, ft_err *e) {
     ft_twin t;
     char why[128];
     k->scratch = 0; /* the twins need no scratch in the arena */
+    /* the conv twin writes its output before it reads the residual (cuDNN, then the epilogue
+       kernel): the output gets storage of its own */
+    if (!strcmp(k->kernel, "ft_conv_f32") && k->p[FT_CV_RES]) k->no_inplace = 1;
     if (!ft_cuda_twin(k, fp16, &t, why, sizeof why)) {
       if (t.lib & FT_TW_BLASLT) o->uses_blaslt = 1;
       if (t.lib & FT_TW_DNN) o->uses_dnn = 1;

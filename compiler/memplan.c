@@ -85,7 +85,7 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     if ((n->op->flags & FT_OP_ALIAS) && !lw->calls[s].kernel) {
       r = mp->root[n->in[0]];
       mp->n_alias++;
-    } else if (n->op->flags & FT_OP_INPLACE) {
+    } else if ((n->op->flags & FT_OP_INPLACE) && !lw->calls[s].no_inplace) {
       int only = FT_OP_INPLACE_INPUT(n->op->flags); /* -1: any input will do */
       for (int k = 0; k < n->n_in && r < 0; k++) {
         int in = n->in[k];

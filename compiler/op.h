@@ -43,6 +43,8 @@ typedef struct ft_kcall {
   int nf;
   size_t scratch; /* bytes of working memory the kernel needs */
   ft_prepack prepack;
+  int no_inplace; /* set by plan when the path this call takes would read an input after writing
+                     over it: the planner then gives the output its own storage */
 } ft_kcall;
 
 enum {

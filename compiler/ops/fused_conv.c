@@ -54,9 +54,22 @@ static int fused_conv_plan(ft_opctx *c, ft_kcall *k) {
   k->p[FT_CV_RES] = ft_attr_int(c->node, "residual", 0);
   k->f[2] = ft_attr_float(c->node, "clip_min", 0);
   k->f[3] = ft_attr_float(c->node, "clip_max", 0);
+  /* The output may take over R's storage where the kernel reads each residual element before
+   * it writes that output element: the packed-weight GEMM paths (the tile is finished in
+   * registers) and the depthwise row bands. Unpacked weights go through K blocks written to
+   * the output first, and the depthwise per-tap path writes the plane before adding R. */
+  if (k->p[FT_CV_RES]) {
+    int safe = k->prepack.input == 1;
+    if (k->p[FT_CV_MODE] == FT_CV_DEPTHWISE) {
+      ft_dw_geo geo;
+      ft_dw_geometry(k->p, &geo);
+      safe = geo.rows > 0;
+    }
+    k->no_inplace = !safe;
+  }
   return 0;
 }
 
 const ft_opdesc ft_ops_fused_conv[] = {
-    {"FusedConv", "ftax", fused_conv_infer, fused_conv_plan, "conv", 0},
+    {"FusedConv", "ftax", fused_conv_infer, fused_conv_plan, "conv", FT_OP_INPLACE_ONLY(3)},
     {0}};

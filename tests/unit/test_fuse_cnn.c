@@ -742,3 +742,57 @@ Test(fuse_cnn, generated_program_matches_the_unfused_graph, .timeout = 240) {
     cr_assert(fabsf(p - q) <= 1e-5f * fabsf(q) + 1e-6f, "element %lld: program %.9g, unfused %.9g", (long long)i, p, q);
   }
 }
+
+/* A FusedConv's output takes over its residual's buffer only where the kernel reads each residual
+ * element before writing that output element (compiler/ops/fused_conv.c): constant (packed)
+ * weights, here with K = 32*9 > 256; not with weights given at run time (the unpacked GEMM
+ * writes K blocks through the output), nor in the depthwise per-tap path (a plane wider than
+ * the row bands). Each program must match the unfused graph. */
+static void inplace_case(const char *name, int64_t C, int64_t H, int64_t W, int64_t g, int w_input, int want_inplace) {
+  begin(name);
+  char *xs = tu_fmt("1,%lld,%lld,%lld", (long long)C, (long long)H, (long long)W);
+  char *ws = tu_fmt("%lld,%lld,3,3", (long long)C, (long long)(C / g));
+  input("x", xs);
+  if (w_input) input("w", ws);
+  else weight("w", ws, 0.1f, 0);
+  node("Relu", "x", "r");
+  conv("x,w", "c", 3, 1, 1, g);
+  node("Add", "c,r", "y");
+  node("Softmax", "y", "z"); /* y itself must not be a graph output, which has its own buffer */
+  output("z");
+  char *path = finish(14);
+  run ref = compile_graph(path, NULL);
+  evaluate(&ref);
+
+  char *prog = tu_fmt("%s/%s", dir, name), *log;
+  char *argv[] = {FTAXC, path, "-o", prog, "--report", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  cr_assert(strstr(log, "FusedConv") || strstr(log, "conv_epilogue"), "%s", log);
+  cr_assert(strstr(log, want_inplace ? ", 1 in-place)" : ", 0 in-place)"), "%s: expected %s in-place write:\n%s", name,
+            want_inplace ? "one" : "no", log);
+  char *res = tu_fmt("%s/%s_out", dir, name);
+  char *files[2] = {NULL, NULL};
+  for (int i = 0; i < ref.g->n_inputs; i++) {
+    ft_tensor t = ref.g->vals[ref.g->inputs[i]].t; /* evaluate() filled the inputs */
+    files[i] = tu_fmt("%s/%s_in%d.pb", dir, name, i);
+    cr_assert_eq(ft_pb_write_tensor(files[i], ref.g->vals[ref.g->inputs[i]].name, &t), 0);
+  }
+  char *argv2[] = {prog, files[0], ref.g->n_inputs > 1 ? files[1] : "--output-dir", ref.g->n_inputs > 1 ? "--output-dir" : res,
+                   ref.g->n_inputs > 1 ? res : NULL, NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv2), 0, "%s", log);
+  ft_pb_tensor y;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  const ft_tensor *want = &ref.g->vals[ref.g->outputs[0]].t;
+  cr_assert_eq(ft_numel(&y.t), ft_numel(want));
+  for (int64_t i = 0; i < ft_numel(want); i++) {
+    float p = ((float *)y.t.data)[i], q = ((float *)want->data)[i];
+    cr_assert(fabsf(p - q) <= 1e-4f * fabsf(q) + 1e-5f, "%s element %lld: program %.9g, unfused %.9g", name, (long long)i, p, q);
+  }
+}
+
+Test(fuse_cnn, residual_buffer_is_reused_only_where_the_kernel_allows, .timeout = 240) {
+  inplace_case("inplace_packed", 32, 8, 8, 1, 0, 1);
+  inplace_case("inplace_runtime_weights", 32, 8, 8, 1, 1, 0);
+  inplace_case("inplace_depthwise_taps", 2, 3, 4100, 2, 0, 0);
+}
