@@ -112,14 +112,7 @@ static inline __attribute__((always_inline)) void ft_attn_ukernel(const int mr, 
   static void ft_attn_ukernel_##MR_(int64_t kc, const float *a, int64_t lda, const float *b, float *t) { \
     ft_attn_ukernel(MR_, kc, a, lda, b, t);                                                      \
   }
-FT_ATTN_UK(1) FT_ATTN_UK(2) FT_ATTN_UK(3) FT_ATTN_UK(4) FT_ATTN_UK(5) FT_ATTN_UK(6)
-FT_ATTN_UK(7) FT_ATTN_UK(8)
-#if FT_GEMM_MR > 8
-FT_ATTN_UK(9) FT_ATTN_UK(10) FT_ATTN_UK(11) FT_ATTN_UK(12)
-#endif
-#if FT_GEMM_MR > 12
-FT_ATTN_UK(13) FT_ATTN_UK(14)
-#endif
+FT_ATTN_UK(1) FT_GEMM_EACH_MR(FT_ATTN_UK)
 #undef FT_ATTN_UK
 
 static void ft_attn_ukernel_mr(int mr, int64_t kc, const float *a, int64_t lda, const float *b, float *t) {

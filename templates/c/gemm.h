@@ -294,14 +294,15 @@ static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *
   static void ft_gemm_ukernel_##MR_(int64_t kc, const float *a, const float *b, float *t) {    \
     ft_gemm_ukernel(MR_, kc, a, b, t);                                                         \
   }
-FT_GEMM_UK(2) FT_GEMM_UK(3) FT_GEMM_UK(4) FT_GEMM_UK(5) FT_GEMM_UK(6)
-FT_GEMM_UK(7) FT_GEMM_UK(8)
-#if FT_GEMM_MR > 8
-FT_GEMM_UK(9) FT_GEMM_UK(10) FT_GEMM_UK(11) FT_GEMM_UK(12)
-#endif
+/* X(mr) for every register-tile row count from 2 to FT_GEMM_MR: the micro-kernels' instances */
 #if FT_GEMM_MR > 12
-FT_GEMM_UK(13) FT_GEMM_UK(14)
+#define FT_GEMM_EACH_MR(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)
+#elif FT_GEMM_MR > 8
+#define FT_GEMM_EACH_MR(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)
+#else
+#define FT_GEMM_EACH_MR(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
 #endif
+FT_GEMM_EACH_MR(FT_GEMM_UK)
 #undef FT_GEMM_UK
 
 static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *b, float *t) {
@@ -619,14 +620,7 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int 
                                         const ft_gemm_colmap *cm) {                                      \
     ft_gemm_ukernel_dir(MR_, K, a, b, rs, ro, g, m0, cm);                                                \
   }
-FT_GEMM_UKD(1) FT_GEMM_UKD(2) FT_GEMM_UKD(3) FT_GEMM_UKD(4) FT_GEMM_UKD(5) FT_GEMM_UKD(6)
-FT_GEMM_UKD(7) FT_GEMM_UKD(8)
-#if FT_GEMM_MR > 8
-FT_GEMM_UKD(9) FT_GEMM_UKD(10) FT_GEMM_UKD(11) FT_GEMM_UKD(12)
-#endif
-#if FT_GEMM_MR > 12
-FT_GEMM_UKD(13) FT_GEMM_UKD(14)
-#endif
+FT_GEMM_UKD(1) FT_GEMM_EACH_MR(FT_GEMM_UKD)
 #undef FT_GEMM_UKD
 
 typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, const ft_gemm_op *,

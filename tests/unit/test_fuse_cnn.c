@@ -688,6 +688,27 @@ Test(fuse_cnn, elementwise_rejects_a_malformed_program) {
 
 /* ---- the generated program ------------------------------------------------------------------ */
 
+/* Run a generated program on input files and compare its output 0 with ref's (evaluated). */
+static void expect_program_matches(const char *prog, char **files, int n_files, const run *ref, float rtol, float atol) {
+  char *res = tu_fmt("%s_out", prog), *log;
+  char *argv[8] = {(char *)prog};
+  int a = 1;
+  for (int i = 0; i < n_files && a < 5; i++) argv[a++] = files[i];
+  argv[a++] = "--output-dir";
+  argv[a++] = res;
+  argv[a] = NULL;
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  ft_pb_tensor y;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  const ft_tensor *want = &ref->g->vals[ref->g->outputs[0]].t;
+  cr_assert_eq(ft_numel(&y.t), ft_numel(want));
+  for (int64_t i = 0; i < ft_numel(want); i++) {
+    float p = ((float *)y.t.data)[i], q = ((float *)want->data)[i];
+    cr_assert(fabsf(p - q) <= rtol * fabsf(q) + atol, "%s element %lld: program %.9g, unfused %.9g", prog, (long long)i, p, q);
+  }
+}
+
 /* Conv+BN+Relu, a depthwise conv with a residual, a SiLU, and a broadcast elementwise chain:
  * compiled by ftaxc (packed weights, emitted calls, in-place buffers) and run, against the
  * unfused graph evaluated here. */
@@ -728,19 +749,10 @@ Test(fuse_cnn, generated_program_matches_the_unfused_graph, .timeout = 240) {
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   ft_tensor xt = {FT_FLOAT, 4, {1, 3, 12, 12}, NULL};
   input_data(&xt, 0);
-  char *xin = tu_fmt("%s/x.pb", dir), *res = tu_fmt("%s/res", dir);
+  char *xin = tu_fmt("%s/x.pb", dir);
   cr_assert_eq(ft_pb_write_tensor(xin, "x", &xt), 0);
-  char *argv2[] = {prog, xin, "--output-dir", res, NULL};
-  cr_assert_eq(tu_run(NULL, &log, argv2), 0, "%s", log);
-  ft_pb_tensor y;
-  const char *why;
-  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
-  const ft_tensor *want = &ref.g->vals[ref.g->outputs[0]].t;
-  cr_assert_eq(ft_numel(&y.t), ft_numel(want));
-  for (int64_t i = 0; i < ft_numel(want); i++) {
-    float p = ((float *)y.t.data)[i], q = ((float *)want->data)[i];
-    cr_assert(fabsf(p - q) <= 1e-5f * fabsf(q) + 1e-6f, "element %lld: program %.9g, unfused %.9g", (long long)i, p, q);
-  }
+  char *files[] = {xin};
+  expect_program_matches(prog, files, 1, &ref, 1e-5f, 1e-6f);
 }
 
 /* A FusedConv's output takes over its residual's buffer only where the kernel reads each residual
@@ -770,25 +782,13 @@ static void inplace_case(const char *name, int64_t C, int64_t H, int64_t W, int6
   cr_assert(strstr(log, "FusedConv") || strstr(log, "conv_epilogue"), "%s", log);
   cr_assert(strstr(log, want_inplace ? ", 1 in-place)" : ", 0 in-place)"), "%s: expected %s in-place write:\n%s", name,
             want_inplace ? "one" : "no", log);
-  char *res = tu_fmt("%s/%s_out", dir, name);
   char *files[2] = {NULL, NULL};
   for (int i = 0; i < ref.g->n_inputs; i++) {
     ft_tensor t = ref.g->vals[ref.g->inputs[i]].t; /* evaluate() filled the inputs */
     files[i] = tu_fmt("%s/%s_in%d.pb", dir, name, i);
     cr_assert_eq(ft_pb_write_tensor(files[i], ref.g->vals[ref.g->inputs[i]].name, &t), 0);
   }
-  char *argv2[] = {prog, files[0], ref.g->n_inputs > 1 ? files[1] : "--output-dir", ref.g->n_inputs > 1 ? "--output-dir" : res,
-                   ref.g->n_inputs > 1 ? res : NULL, NULL};
-  cr_assert_eq(tu_run(NULL, &log, argv2), 0, "%s", log);
-  ft_pb_tensor y;
-  const char *why;
-  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
-  const ft_tensor *want = &ref.g->vals[ref.g->outputs[0]].t;
-  cr_assert_eq(ft_numel(&y.t), ft_numel(want));
-  for (int64_t i = 0; i < ft_numel(want); i++) {
-    float p = ((float *)y.t.data)[i], q = ((float *)want->data)[i];
-    cr_assert(fabsf(p - q) <= 1e-4f * fabsf(q) + 1e-5f, "%s element %lld: program %.9g, unfused %.9g", name, (long long)i, p, q);
-  }
+  expect_program_matches(prog, files, ref.g->n_inputs, &ref, 1e-4f, 1e-5f);
 }
 
 Test(fuse_cnn, residual_buffer_is_reused_only_where_the_kernel_allows, .timeout = 240) {
