@@ -16,6 +16,13 @@ int ft_emit_paste_name(FILE *f, const char *base, const char *ext, ft_pasted *do
 void ft_emit_c_string(FILE *f, const char *s);  /* a C string literal */
 void ft_emit_comment(FILE *f, const char *s);   /* text safe inside a comment */
 /* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
+/* The name in capitals (the header's guard and macro prefix). */
+void ft_emit_upper(char *dst, size_t n, const char *name);
+/* A program header's opening: guard, extern "C", the size macros (ARENA_BYTES with arena_note,
+ * WEIGHT_BYTES, NUM_INPUTS/OUTPUTS, INPUT_k/OUTPUT_k_BYTES) and the ctx typedef. what names the
+ * program ("program", "CUDA program"). */
+void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const char *P, const char *G,
+                        const char *what, const char *arena_note);
 void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n);
 
 #endif
