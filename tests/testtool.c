@@ -5,7 +5,9 @@
  *       outside ai.onnx (read with protobuf-c alone, so it answers for models ftax refuses)
  *   ftax-testtool shape-flags MODEL.onnx DATA_SET_DIR
  *       the ftaxc flags that pin every input whose shape the model leaves open to the shape of
- *       DATA_SET_DIR/input_K.pb, one argument per line ("--shape" then "NAME=2x8")
+ *       DATA_SET_DIR/input_K.pb, one argument per line ("--shape" then "NAME=2x8"); where a file
+ *       `dims` sits beside MODEL.onnx (one SYM=N per line, # comments), "--dim" and each of its
+ *       lines instead
  *
  * Exit: 0 ok, 1 usage, 2 unreadable model or tensor file. */
 #include <stdio.h>
@@ -71,6 +73,22 @@ static int shape_flags(const ft_graph *g, const char *set) {
   return 0;
 }
 
+/* The model's own pins: MODEL_DIR/dims as --dim flags. 1 when there is no such file. */
+static int dims_flags(const char *model) {
+  char path[4096];
+  const char *slash = strrchr(model, '/');
+  snprintf(path, sizeof path, "%.*sdims", slash ? (int)(slash - model + 1) : 0, model);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    char sym[512];
+    if (sscanf(line, " %511s", sym) == 1 && sym[0] != '#') printf("--dim\n%s\n", sym);
+  }
+  fclose(f);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int ops = argc == 3 && !strcmp(argv[1], "ops");
   int shapes = argc == 4 && !strcmp(argv[1], "shape-flags");
@@ -79,6 +97,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (ops) return list_ops(argv[2]);
+  if (!dims_flags(argv[2])) return 0;
   ft_graph *g = NULL;
   ft_err e = {0};
   if (ft_load_model(argv[2], &g, &e)) {

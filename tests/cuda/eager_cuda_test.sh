@@ -26,17 +26,13 @@ fi
 [ -x "$eager" ] || { echo "$name: $eager was not built"; exit 2; }
 
 set --
-if [ -f "$model/dims" ]; then
-  for d in $(grep -v '^ *#' "$model/dims"); do set -- "$@" --dim "$d"; done
-else
-  flags=$("$build/ftax-testtool" shape-flags "$model/model.onnx" "$set" 2>"$log") || {
-    echo "$name: cannot read the data set's shapes"; exit 2; }
-  nl='
+flags=$("$build/ftax-testtool" shape-flags "$model/model.onnx" "$set" 2>"$log") || {
+  echo "$name: cannot read the data set's shapes"; exit 2; }
+nl='
 '
-  old_ifs=$IFS; IFS=$nl
-  for a in $flags; do set -- "$@" "$a"; done
-  IFS=$old_ifs
-fi
+old_ifs=$IFS; IFS=$nl
+for a in $flags; do set -- "$@" "$a"; done
+IFS=$old_ifs
 n=0
 while [ -e "$set/input_$n.pb" ]; do set -- "$@" "$set/input_$n.pb"; n=$((n + 1)); done
 

@@ -20,18 +20,14 @@ mkdir -p "$dir" || exit 4
 log="$dir/log"
 
 set --
-if [ -f "$model/dims" ]; then
-  for d in $(grep -v '^ *#' "$model/dims"); do set -- "$@" --dim "$d"; done
-else
-  flags=$("$build/ftax-testtool" shape-flags "$model/model.onnx" "$set" 2>"$log") || {
-    echo "$name: cannot read the data set's shapes: $(tail -n 1 "$log")"; exit 2; }
-  # one argument per line (input names may hold spaces)
-  nl='
+flags=$("$build/ftax-testtool" shape-flags "$model/model.onnx" "$set" 2>"$log") || {
+  echo "$name: cannot read the data set's shapes: $(tail -n 1 "$log")"; exit 2; }
+# one argument per line (input names may hold spaces)
+nl='
 '
-  old_ifs=$IFS; IFS=$nl
-  for a in $flags; do set -- "$@" "$a"; done
-  IFS=$old_ifs
-fi
+old_ifs=$IFS; IFS=$nl
+for a in $flags; do set -- "$@" "$a"; done
+IFS=$old_ifs
 echo "ftaxc $model/model.onnx -o $dir/prog $*" >>"$log"
 "$build/ftaxc" "$model/model.onnx" -o "$dir/prog" "$@" >>"$log" 2>&1
 rc=$?
