@@ -9,9 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fuse.h"
 #include "load.h"
-#include "passes.h"
+#include "pipeline.h"
 #include "sha256.h"
 #include "version.h"
 
@@ -241,39 +240,14 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   return rc;
 }
 
-static void report(const options *o, const char *stage, const ft_graph *g) {
-  if (o->report) fprintf(stderr, "  %-12s %5d nodes\n", stage, ft_graph_count_live(g));
-}
-
 static int compile(options *o, ft_err *e) {
   ft_graph *g = NULL;
   ft_lowered lw = {0};
   ft_memplan mp = {0};
   int rc = ft_load_model(o->model, &g, e);
   if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
-  if (!rc) { report(o, "loaded", g); rc = ft_resolve_ops(g, e); }
-  if (!rc) rc = ft_specialize(g, &o->pins, e);
-  if (!rc) { rc = ft_infer(g, !o->no_fold, e); report(o, "folded", g); }
-  if (!rc) { rc = ft_simplify(g, e); report(o, "simplified", g); }
-  if (!rc) {
-    ft_fuse_opts fo = o->fuse;
-    fo.report = o->report ? stderr : NULL;
-    rc = ft_fuse(g, &fo, e);
-    if (!rc) rc = ft_infer(g, !o->no_fold, e); /* fused ops check their shapes */
-    if (!rc) rc = ft_simplify(g, e);
-    report(o, "fused", g);
-  }
-  if (!rc) rc = o->cuda ? ft_lower_ex(g, &lw, 0, e) : ft_lower(g, &lw, e);
-  if (!rc && o->cuda) rc = ft_cuda_prepare(g, &lw, &o->cu, e);
-  if (!rc) rc = ft_plan_memory(g, &lw, &mp, e);
-  if (!rc && o->report) {
-    int kernels = 0;
-    for (int s = 0; s < lw.n; s++) kernels += lw.calls[s].kernel != NULL;
-    fprintf(stderr, "  kernels      %5d calls (%d views without a copy, %d in-place)\n", kernels, mp.n_alias, mp.n_inplace);
-    fprintf(stderr, "  arena        %zu bytes (lower bound %zu, %.2fx)\n", mp.arena_bytes, mp.lower_bound,
-            mp.lower_bound ? (double)mp.arena_bytes / (double)mp.lower_bound : 1.0);
-    fprintf(stderr, "  weights      %zu bytes\n", mp.weight_bytes);
-  }
+  ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL};
+  if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, e);
   if (!rc && o->dump) ft_graph_dump(g, stdout);
   if (!rc) rc = write_outputs(o, g, &lw, &mp, e);
   ft_memplan_free(&mp);

@@ -92,7 +92,8 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
     goto done;                                                                                  \
   }
   if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-    rc = load_external(tp, dir ? dir : ".", t, nbytes, e);
+    if (!dir) rc = ft_fail(e, FT_EINVALID, "tensor '%s' has external data, but the model was not read from a folder", name);
+    else rc = load_external(tp, dir, t, nbytes, e);
   } else if (tp->has_raw_data) {
     if (tp->raw_data.len != nbytes) {
       rc = ft_fail(e, FT_EINVALID, "tensor '%s': raw_data holds %zu bytes, shape needs %zu", name,
@@ -329,17 +330,23 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
   size_t len;
   char *buf = read_file(path, &len);
   if (!buf) return ft_fail(e, FT_EIO, "%s: cannot read the model file", path);
-  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)buf);
-  free(buf);
-  if (!m || !m->graph) {
-    if (m) onnx__model_proto__free_unpacked(m, NULL);
-    return ft_fail(e, FT_EINVALID, "%s: not a valid ONNX model (the file does not parse as a ModelProto with a graph)", path);
-  }
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
   if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+  int rc = ft_load_model_mem(buf, len, path, dir, out, e);
+  free(buf);
+  return rc;
+}
 
+int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
+                      ft_err *e) {
+  *out = NULL;
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
+  if (!m || !m->graph) {
+    if (m) onnx__model_proto__free_unpacked(m, NULL);
+    return ft_fail(e, FT_EINVALID, "%s: not a valid ONNX model (the file does not parse as a ModelProto with a graph)", path);
+  }
   ft_graph *g = ft_graph_new();
   g->path = strdup(path);
   g->name = strdup(m->graph->name ? m->graph->name : "");

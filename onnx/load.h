@@ -7,6 +7,10 @@
 /* Parse a ModelProto: inputs, initializers (raw, typed or external data), nodes with every
  * attribute kind, opset imports; model-local functions are inlined. */
 int ft_load_model(const char *path, ft_graph **out, ft_err *e);
+/* The same from bytes in memory: path names the model in messages, dir resolves external data
+ * (NULL: the model may have none). */
+int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
+                      ft_err *e);
 
 /* Convert one onnx__TensorProto (void * keeps protobuf-c out of this header); dir resolves
  * external data. */

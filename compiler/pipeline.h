@@ -1,0 +1,22 @@
+/* The compiler's pipeline after loading, as one call: what ftaxc runs between reading the model
+ * and writing the program, shared with the fuzz targets so they test exactly that path. */
+#ifndef FTAX_PIPELINE_H
+#define FTAX_PIPELINE_H
+
+#include <stdio.h>
+
+#include "fuse.h"
+#include "passes.h"
+
+typedef struct ft_compile_opts {
+  const ft_pins *pins;
+  int no_fold;
+  ft_fuse_opts fuse;
+  ft_cuda_opts *cuda; /* NULL: the C target */
+  FILE *report;       /* --report: node counts per stage, arena and weights */
+} ft_compile_opts;
+
+/* check ops → pin dims → infer and fold → simplify → fuse → lower → plan memory. */
+int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_memplan *mp, ft_err *e);
+
+#endif
