@@ -5,14 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op.h"
+#include "text.h"
+
+size_t ft_max_tensor_bytes = FT_MAX_TENSOR_BYTES_DEFAULT;
 
 int ft_fail(ft_err *e, int code, const char *fmt, ...) {
   if (e && e->code == 0) { /* the first failure is the one worth reporting */
+    char raw[sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    ft_text_escape(e->msg, sizeof e->msg, raw);
     e->code = code;
   }
   return code;

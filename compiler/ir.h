@@ -27,7 +27,15 @@ typedef struct ft_err {
   char msg[2048];
 } ft_err;
 
+/* Records the first failure; the message is escaped (ft_text_escape), since names in it come from
+ * the model. */
 int ft_fail(ft_err *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The largest tensor (constant or activation) ftax accepts, in bytes; a larger one is refused as
+ * unsupported (exit 3) before anything of that size is allocated. Default FT_MAX_TENSOR_BYTES_DEFAULT;
+ * the fuzz targets lower it. */
+#define FT_MAX_TENSOR_BYTES_DEFAULT ((size_t)1 << 34)
+extern size_t ft_max_tensor_bytes;
 
 /* ONNX AttributeProto.AttributeType values. */
 enum { FT_ATTR_FLOAT = 1, FT_ATTR_INT = 2, FT_ATTR_STRING = 3, FT_ATTR_TENSOR = 4,

@@ -1,9 +1,11 @@
 /* ONNX ModelProto (protobuf-c bindings generated from Debian's onnx.proto) → ft_graph. */
 #include "load.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onnx.pb-c.h"
 
@@ -33,33 +35,67 @@ static int safe_relative(const char *p) {
   return 1;
 }
 
+int ft_external_path(const char *dir, const char *location, char *out, size_t n, ft_err *e) {
+  if (!safe_relative(location))
+    return ft_fail(e, FT_EINVALID,
+                   "external data location '%s' is absolute or leaves the model's folder; keep external "
+                   "data files next to the model", location);
+  char joined[8192], rdir[PATH_MAX], rfile[PATH_MAX];
+  if ((size_t)snprintf(joined, sizeof joined, "%s/%s", dir, location) >= sizeof joined)
+    return ft_fail(e, FT_EINVALID, "external data location '%s' is too long", location);
+  if (!realpath(dir, rdir)) return ft_fail(e, FT_EIO, "cannot resolve the model's folder '%s'", dir);
+  if (!realpath(joined, rfile)) return ft_fail(e, FT_EIO, "cannot open external data file '%s'", joined);
+  /* links are followed, and what they lead to must still be inside the model's folder */
+  size_t k = strlen(rdir);
+  if (strncmp(rfile, rdir, k) || (rfile[k] != '/' && strcmp(rdir, "/")))
+    return ft_fail(e, FT_EINVALID,
+                   "external data location '%s' is a link that leads out of the model's folder (to '%s'); "
+                   "copy the data file next to the model", location, rfile);
+  struct stat st;
+  if (stat(rfile, &st) || !S_ISREG(st.st_mode))
+    return ft_fail(e, FT_EINVALID, "external data location '%s' is not a regular file", location);
+  if (strlen(rfile) >= n) return ft_fail(e, FT_EINVALID, "external data location '%s' is too long", location);
+  memcpy(out, rfile, strlen(rfile) + 1);
+  return 0;
+}
+
+/* A non-negative decimal integer, whole string. */
+static int parse_size(const char *v, long long *out) {
+  if (!v[0]) return -1;
+  long long x = 0;
+  for (const char *s = v; *s; s++) {
+    if (*s < '0' || *s > '9' || x > (LLONG_MAX - 9) / 10) return -1;
+    x = x * 10 + (*s - '0');
+  }
+  *out = x;
+  return 0;
+}
+
 static int load_external(const Onnx__TensorProto *tp, const char *dir, ft_tensor *t, size_t nbytes,
                          ft_err *e) {
-  const char *loc = NULL;
+  const char *loc = NULL, *name = tp->name ? tp->name : "";
   long long off = 0, len = -1;
   for (size_t i = 0; i < tp->n_external_data; i++) {
     const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
     if (!k || !v) continue;
     if (!strcmp(k, "location")) loc = v;
-    else if (!strcmp(k, "offset")) off = atoll(v);
-    else if (!strcmp(k, "length")) len = atoll(v);
+    else if ((!strcmp(k, "offset") && parse_size(v, &off)) || (!strcmp(k, "length") && parse_size(v, &len)))
+      return ft_fail(e, FT_EINVALID, "tensor '%s': external data %s '%s' is not a byte count", name, k, v);
   }
-  if (!loc) return ft_fail(e, FT_EINVALID, "tensor '%s': external data without a location", tp->name);
-  if (!safe_relative(loc))
-    return ft_fail(e, FT_EINVALID,
-                   "tensor '%s': external data location '%s' is absolute or leaves the model's "
-                   "folder; keep external data files next to the model",
-                   tp->name, loc);
-  if (len >= 0 && (size_t)len != nbytes)
-    return ft_fail(e, FT_EINVALID, "tensor '%s': external data length %lld, expected %zu bytes",
-                   tp->name, len, nbytes);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, loc);
+  if (!loc) return ft_fail(e, FT_EINVALID, "tensor '%s': external data without a location", name);
+  if (len >= 0 && (unsigned long long)len != nbytes)
+    return ft_fail(e, FT_EINVALID, "tensor '%s': external data length %lld, expected %zu bytes", name, len, nbytes);
+  char path[PATH_MAX];
+  int rc = ft_external_path(dir, loc, path, sizeof path, e);
+  if (rc) return rc;
   FILE *f = fopen(path, "rb");
-  if (!f) return ft_fail(e, FT_EIO, "tensor '%s': cannot open external data file '%s'", tp->name, path);
-  int ok = fseek(f, off, SEEK_SET) == 0 && fread(t->data, 1, nbytes, f) == nbytes;
+  if (!f) return ft_fail(e, FT_EIO, "tensor '%s': cannot open external data file '%s'", name, path);
+  struct stat st;
+  int ok = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size >= (unsigned long long)off &&
+           (unsigned long long)st.st_size - (unsigned long long)off >= nbytes;
+  if (ok) ok = fseeko(f, (off_t)off, SEEK_SET) == 0 && fread(t->data, 1, nbytes, f) == nbytes;
   fclose(f);
-  if (!ok) return ft_fail(e, FT_EINVALID, "tensor '%s': external data file '%s' is too short", tp->name, path);
+  if (!ok) return ft_fail(e, FT_EINVALID, "tensor '%s': external data file '%s' is too short", name, path);
   return 0;
 }
 
@@ -77,11 +113,26 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
     t->dims[i] = tp->dims[i];
   }
   size_t es = ft_dtype_size(t->dtype);
+  if (t->dtype <= FT_UNDEFINED || t->dtype > FT_DTYPE_LAST)
+    return ft_fail(e, FT_EINVALID, "tensor '%s' has data type %d, which is not an ONNX tensor type", name, t->dtype);
   if (!es)
     return ft_fail(e, FT_EUNSUPPORTED, "tensor '%s' has data type %s (%d), which ftax does not support",
                    name, ft_dtype_name(t->dtype), t->dtype);
-  int64_t n = ft_numel(t);
-  size_t nbytes = (size_t)n * es;
+  size_t nbytes;
+  if (ft_size_checked(t->dtype, t->rank, t->dims, ft_max_tensor_bytes, &nbytes))
+    return ft_fail(e, FT_EUNSUPPORTED, "tensor '%s' would take more than %zu bytes; ftax does not support tensors that large",
+                   name, ft_max_tensor_bytes);
+  int64_t n = (int64_t)(nbytes / es);
+  /* the data must be there before its size is allocated: a small file can claim a huge shape */
+  int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  if (!external) {
+    size_t have = tp->has_raw_data ? tp->raw_data.len
+                : t->dtype == FT_FLOAT ? tp->n_float_data * 4 : t->dtype == FT_DOUBLE ? tp->n_double_data * 8
+                : t->dtype == FT_INT64 ? tp->n_int64_data * 8
+                : t->dtype == FT_UINT32 || t->dtype == FT_UINT64 ? tp->n_uint64_data * es : tp->n_int32_data * es;
+    if (have != nbytes)
+      return ft_fail(e, FT_EINVALID, "tensor '%s': its data holds %zu bytes, its shape needs %zu", name, have, nbytes);
+  }
   t->data = calloc(nbytes ? nbytes : 1, 1);
   if (!t->data) return ft_fail(e, FT_EIO, "out of memory for tensor '%s'", name);
   int rc = 0;
@@ -91,7 +142,7 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
                  (long long)(cnt), (long long)n);                                               \
     goto done;                                                                                  \
   }
-  if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+  if (external) {
     if (!dir) rc = ft_fail(e, FT_EINVALID, "tensor '%s' has external data, but the model was not read from a folder", name);
     else rc = load_external(tp, dir, t, nbytes, e);
   } else if (tp->has_raw_data) {

@@ -12,6 +12,10 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e);
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e);
 
+/* Where external data `location` of a model in folder dir lives: relative, without "..", a
+ * regular file, and (links followed) inside dir. The resolved path goes to out. */
+int ft_external_path(const char *dir, const char *location, char *out, size_t n, ft_err *e);
+
 /* Convert one onnx__TensorProto (void * keeps protobuf-c out of this header); dir resolves
  * external data. */
 int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_err *e);

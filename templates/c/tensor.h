@@ -17,7 +17,8 @@
 enum {
   FT_UNDEFINED = 0, FT_FLOAT = 1, FT_UINT8 = 2, FT_INT8 = 3, FT_UINT16 = 4, FT_INT16 = 5,
   FT_INT32 = 6, FT_INT64 = 7, FT_STRING = 8, FT_BOOL = 9, FT_FLOAT16 = 10, FT_DOUBLE = 11,
-  FT_UINT32 = 12, FT_UINT64 = 13, FT_BFLOAT16 = 16
+  FT_UINT32 = 12, FT_UINT64 = 13, FT_BFLOAT16 = 16,
+  FT_DTYPE_LAST = 23 /* the newest ONNX type code (float8, int4 ... are valid, not supported) */
 };
 
 typedef struct ft_tensor {
@@ -60,6 +61,23 @@ static inline int64_t ft_numel(const ft_tensor *t) {
 
 static inline size_t ft_nbytes(const ft_tensor *t) {
   return (size_t)ft_numel(t) * ft_dtype_size(t->dtype);
+}
+
+/* The byte size of a tensor of this dtype and shape, computed without overflow: 0 and *bytes set,
+ * -1 if a dim is negative, -2 if the size does not fit in limit bytes (or in 63 bits). Every size
+ * that comes from a model or a file goes through here before anything is allocated. */
+static inline int ft_size_checked(int dtype, int rank, const int64_t *dims, size_t limit, size_t *bytes) {
+  uint64_t n = ft_dtype_size(dtype), zero = 0;
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] < 0) return -1;
+    if (dims[i] == 0) zero = 1;
+  }
+  for (int i = 0; i < rank && !zero; i++)
+    if (__builtin_mul_overflow(n, (uint64_t)dims[i], &n) || n > (uint64_t)INT64_MAX) return -2;
+  if (zero) n = 0;
+  if (n > limit) return -2;
+  *bytes = (size_t)n;
+  return 0;
 }
 
 /* IEEE half and bfloat16 conversions (round to nearest even). */
