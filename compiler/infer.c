@@ -35,6 +35,32 @@ static int fold_node(ft_graph *g, int i, ft_opctx *c, ft_err *e) {
   return ft_kcall_run(&k, in, out, e);
 }
 
+/* What every op's inference must deliver, checked in one place: a data type, sizes that are not
+ * negative and fit (ft_size_checked, so no later stage multiplies dims unchecked), and for graph
+ * outputs the element type the model declares. */
+static int check_outputs(ft_graph *g, int i, ft_err *e) {
+  const ft_node *n = &g->nodes[i];
+  for (int j = 0; j < n->n_out; j++) {
+    if (n->out[j] < 0) continue;
+    const ft_value *v = &g->vals[n->out[j]];
+    size_t bytes;
+    if (!ft_dtype_size(v->t.dtype))
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: output '%s' would be of type %s, which ftax does not support", g->path,
+                     ft_node_label(g, i), v->name, ft_dtype_name(v->t.dtype));
+    int rc = ft_size_checked(v->t.dtype, v->t.rank, v->t.dims, ft_max_tensor_bytes, &bytes);
+    if (rc == -1)
+      return ft_fail(e, FT_EINVALID, "%s: %s: output '%s' would have a negative dimension (check the node's attributes and inputs)",
+                     g->path, ft_node_label(g, i), v->name);
+    if (rc)
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: output '%s' would take more than %zu bytes; ftax does not support tensors that large",
+                     g->path, ft_node_label(g, i), v->name, ft_max_tensor_bytes);
+    if (v->is_output && v->declared_dtype && v->declared_dtype != v->t.dtype)
+      return ft_fail(e, FT_EINVALID, "%s: %s: graph output '%s' is declared %s, but the node computes %s", g->path,
+                     ft_node_label(g, i), v->name, ft_dtype_name(v->declared_dtype), ft_dtype_name(v->t.dtype));
+  }
+  return 0;
+}
+
 int ft_infer(ft_graph *g, int fold, ft_err *e) {
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
@@ -64,6 +90,8 @@ int ft_infer(ft_graph *g, int fold, ft_err *e) {
       }
       return rc;
     }
+    rc = check_outputs(g, i, e);
+    if (rc) return rc;
     int produced_data = 1;
     for (int j = 0; j < n->n_out; j++) {
       if (n->out[j] < 0) continue;

@@ -66,6 +66,7 @@ typedef struct ft_value {
   int shape_known;             /* rank and every dim known */
   int kind;                    /* FT_V_ACT, FT_V_INPUT or FT_V_CONST */
   int is_output;
+  int declared_dtype;          /* graph outputs: the element type the model declares, 0 if none */
   int producer;                /* node index, -1 for inputs and initializers */
 } ft_value;
 

@@ -234,6 +234,12 @@ static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info,
                    g->path, info->name);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
   v->t.dtype = tt->has_elem_type ? tt->elem_type : 0;
+  if (v->t.dtype <= FT_UNDEFINED || v->t.dtype > FT_DTYPE_LAST)
+    return ft_fail(e, FT_EINVALID, "%s: input '%s' has element type %d, which is not an ONNX data type", g->path,
+                   info->name, v->t.dtype);
+  if (!ft_dtype_size(v->t.dtype))
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: input '%s' is of type %s, which ftax does not support", g->path, info->name,
+                   ft_dtype_name(v->t.dtype));
   if (!tt->shape) { v->t.rank = -1; return 0; }
   if (tt->shape->n_dim > FT_MAX_RANK)
     return ft_fail(e, FT_EUNSUPPORTED, "%s: '%s' has rank %zu; ftax supports up to %d", g->path,
@@ -242,7 +248,10 @@ static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info,
   v->shape_known = 1;
   for (size_t i = 0; i < tt->shape->n_dim; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value < 0)
+      return ft_fail(e, FT_EINVALID, "%s: input '%s' has dimension %zu of size %lld; sizes are never negative", g->path,
+                     info->name, i, (long long)d->dim_value);
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
       v->t.dims[i] = d->dim_value;
     } else {
       v->t.dims[i] = -1;
@@ -376,6 +385,41 @@ static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *
   return 0;
 }
 
+/* The model's IR version and operator set imports: known, positive, and each domain once. */
+static int check_header(const Onnx__ModelProto *m, const char *path, ft_err *e) {
+  if (m->ir_version < 1)
+    return ft_fail(e, FT_EINVALID, "%s: ir_version %lld is not a valid ONNX IR version", path, (long long)m->ir_version);
+  if (m->ir_version > FT_IR_VERSION_MAX)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: ir_version %lld is newer than ftax knows (up to %d)", path,
+                   (long long)m->ir_version, FT_IR_VERSION_MAX);
+  int has_default = 0;
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const char *d = m->opset_import[i]->domain ? m->opset_import[i]->domain : "";
+    int64_t v = m->opset_import[i]->version;
+    for (size_t j = 0; j < i; j++) {
+      const char *dj = m->opset_import[j]->domain ? m->opset_import[j]->domain : "";
+      if (!strcmp(d, dj)) return ft_fail(e, FT_EINVALID, "%s: the opset of domain '%s' is imported twice", path, d);
+    }
+    if (v < 1)
+      return ft_fail(e, FT_EINVALID, "%s: opset import of domain '%s' has version %lld; versions start at 1", path,
+                     d[0] ? d : "ai.onnx", (long long)v);
+    if (d[0] && strcmp(d, "ai.onnx")) continue;
+    if (has_default++) return ft_fail(e, FT_EINVALID, "%s: the default opset is imported twice", path);
+    if (v > FT_OPSET_MAX)
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: opset %lld is newer than ftax knows (up to %d); export with an older opset",
+                     path, (long long)v, FT_OPSET_MAX);
+  }
+  int default_nodes = 0;
+  for (size_t i = 0; i < m->graph->n_node; i++) {
+    const char *d = m->graph->node[i]->domain;
+    default_nodes += !d || !d[0] || !strcmp(d, "ai.onnx");
+  }
+  if (!has_default && m->ir_version >= 3 && default_nodes)
+    return ft_fail(e, FT_EINVALID, "%s: the model imports no ai.onnx opset (IR version %lld requires one)", path,
+                   (long long)m->ir_version);
+  return 0;
+}
+
 int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
   *out = NULL;
   size_t len;
@@ -398,6 +442,8 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
     if (m) onnx__model_proto__free_unpacked(m, NULL);
     return ft_fail(e, FT_EINVALID, "%s: not a valid ONNX model (the file does not parse as a ModelProto with a graph)", path);
   }
+  int rc = check_header(m, path, e);
+  if (rc) { onnx__model_proto__free_unpacked(m, NULL); return rc; }
   ft_graph *g = ft_graph_new();
   g->path = strdup(path);
   g->name = strdup(m->graph->name ? m->graph->name : "");
@@ -406,14 +452,14 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
     const char *d = m->opset_import[i]->domain;
     if (!d || !d[0] || !strcmp(d, "ai.onnx")) g->opset = m->opset_import[i]->version;
   }
-  if (!g->opset) g->opset = 1;
+  if (!g->opset) g->opset = 1; /* IR versions 1 and 2 had no opset imports */
   load_ctx L = {g, m, dir, e};
   const Onnx__GraphProto *gp = m->graph;
-  int rc = 0;
 
   for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     if (!tp->name || !tp->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: initializer #%zu has no name", path, i); break; }
+    if (ft_value_find(g, tp->name) >= 0) { rc = ft_fail(e, FT_EINVALID, "%s: two initializers are named '%s'", path, tp->name); break; }
     int vi = ft_value_get(g, tp->name);
     ft_value *v = &g->vals[vi];
     rc = ft_tensor_from_proto(tp, dir, &v->t, e);
@@ -427,6 +473,11 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
   g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
   for (size_t i = 0; i < gp->n_input && !rc; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name || !vi->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: graph input #%zu has no name", path, i); break; }
+    for (size_t j = 0; j < i; j++)
+      if (gp->input[j]->name && !strcmp(gp->input[j]->name, vi->name))
+        rc = ft_fail(e, FT_EINVALID, "%s: two graph inputs are named '%s'", path, vi->name);
+    if (rc) break;
     int v = ft_value_get(g, vi->name);
     if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
     rc = set_value_type(g, v, vi, e);
@@ -436,13 +487,16 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
   for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(&L, gp->node[i], NULL, 0);
   g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
   for (size_t i = 0; i < gp->n_output && !rc; i++) {
-    int v = ft_value_find(g, gp->output[i]->name);
-    if (v < 0) { rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node", path, gp->output[i]->name); break; }
+    const Onnx__ValueInfoProto *vo = gp->output[i];
+    if (!vo->name || !vo->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: graph output #%zu has no name", path, i); break; }
+    int v = ft_value_find(g, vo->name);
+    if (v < 0) { rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node", path, vo->name); break; }
     g->vals[v].is_output = 1;
     g->outputs[g->n_outputs++] = v;
-    /* keep the declared dtype to check against inference */
-    if (!g->vals[v].t.dtype && gp->output[i]->type && gp->output[i]->type->tensor_type)
-      g->vals[v].t.dtype = gp->output[i]->type->tensor_type->elem_type;
+    /* the declared dtype, checked against inference */
+    const Onnx__TypeProto *tp = vo->type;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->has_elem_type)
+      g->vals[v].declared_dtype = tp->tensor_type->elem_type;
   }
   /* producers; every consumed value must exist by the time it is used */
   for (int i = 0; i < g->n_nodes && !rc; i++) {
@@ -461,6 +515,13 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
       g->vals[v].producer = i;
     }
   }
+  for (int i = 0; i < g->n_outputs && !rc; i++) {
+    const ft_value *v = &g->vals[g->outputs[i]];
+    if (v->kind == FT_V_ACT && v->producer < 0)
+      rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node and is neither an input nor an initializer",
+                   path, v->name);
+  }
+  if (!rc) rc = ft_validate_graph(g, e);
   onnx__model_proto__free_unpacked(m, NULL);
   if (rc) { ft_graph_free(g); return rc; }
   *out = g;

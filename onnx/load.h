@@ -12,6 +12,16 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e);
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e);
 
+/* The newest ONNX IR version and ai.onnx opset ftax accepts; newer models are refused as
+ * unsupported (exit 3). */
+#define FT_IR_VERSION_MAX 12
+#define FT_OPSET_MAX 25
+
+/* The checks ft_load_model ends with (onnx/validate.c): outputs exist; every node's input and
+ * output count, required inputs, and attributes (required ones present, each of its declared type,
+ * none twice) agree with the operator's ONNX signature at the model's opset. */
+int ft_validate_graph(const ft_graph *g, ft_err *e);
+
 /* Where external data `location` of a model in folder dir lives: relative, without "..", a
  * regular file, and (links followed) inside dir. The resolved path goes to out. */
 int ft_external_path(const char *dir, const char *location, char *out, size_t n, ft_err *e);

@@ -35,7 +35,9 @@ Test(load, inputs_outputs_initializers) {
   tb_add_input(gp, tb_value("W", FT_FLOAT, "2,3"));
   tb_add_init(gp, tb_tensor_f32("W", 2, wd, wv));
   tb_add_node(gp, tb_node("Add", "a", "X,W", "Y"));
-  tb_add_node(gp, tb_node("Cast", "c", "ids", "idsf"));
+  Onnx__NodeProto *cast = tb_node("Cast", "c", "ids", "idsf");
+  tb_attr_int(cast, "to", FT_FLOAT);
+  tb_add_node(gp, cast);
   tb_add_output(gp, tb_value("Y", FT_FLOAT, NULL));
   tb_add_output(gp, tb_value("idsf", FT_FLOAT, NULL));
   ft_graph *g = tu_roundtrip(tb_model(gp, 13), dir, "m.onnx");
@@ -68,7 +70,7 @@ Test(load, inputs_outputs_initializers) {
   cr_assert_eq(g->n_outputs, 2);
   cr_assert_str_eq(g->vals[g->outputs[0]].name, "Y");
   cr_assert(g->vals[g->outputs[0]].is_output);
-  cr_assert_eq(g->vals[g->outputs[1]].t.dtype, FT_FLOAT, "declared output dtype kept for checking");
+  cr_assert_eq(g->vals[g->outputs[1]].declared_dtype, FT_FLOAT, "declared output dtype kept for checking");
 
   cr_assert_eq(g->n_nodes, 2);
   const ft_node *a = &g->nodes[0];
@@ -232,7 +234,7 @@ Test(load, wrong_element_counts_are_invalid) {
   tb_raw(t, v, sizeof v); /* 12 bytes for 4 floats */
   tb_write_model(add_model(t, "4"), path);
   cr_assert_eq(ft_load_model(path, &g, &e), FT_EINVALID);
-  cr_assert(strstr(e.msg, "raw_data"), "%s", e.msg);
+  cr_assert(strstr(e.msg, "holds 12 bytes") && strstr(e.msg, "needs 16"), "%s", e.msg);
 }
 
 Test(load, unsupported_dtype_is_unsupported) {
