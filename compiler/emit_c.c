@@ -155,7 +155,12 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
     fprintf(c, "  /* ");
     ft_emit_comment(c, ft_node_label(g, lw->order[s]));
     char shp[128];
-    if (n->out[0] >= 0) { ft_shape_str(&g->vals[n->out[0]], shp, sizeof shp); fprintf(c, " -> %s[%s]", ft_dtype_name(g->vals[n->out[0]].t.dtype), shp); }
+    if (n->out[0] >= 0) {
+      ft_shape_str(&g->vals[n->out[0]], shp, sizeof shp);
+      fprintf(c, " -> %s[", ft_dtype_name(g->vals[n->out[0]].t.dtype));
+      ft_emit_comment(c, shp);
+      fputc(']', c);
+    }
     fprintf(c, " */\n  %s(", k->kernel);
     if (k->np) {
       fprintf(c, "(const int64_t[]){");
@@ -191,7 +196,9 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
     for (int j = 0; j < i; j++) if (g->outputs[j] == v) first = 0;
     if (mp->storage[v] == FT_S_OUTPUT && mp->offset[v] == i && first) continue;
     ptr_expr(buf, sizeof buf, mp, v, 1);
-    fprintf(c, "  memcpy(outputs[%d], %s, %zu); /* %s */\n", i, buf, ft_nbytes(&g->vals[v].t), g->vals[v].name);
+    fprintf(c, "  memcpy(outputs[%d], %s, %zu); /* ", i, buf, ft_nbytes(&g->vals[v].t));
+    ft_emit_comment(c, g->vals[v].name);
+    fprintf(c, " */\n");
   }
   fprintf(c, "  return 0;\n}\n\n");
 

@@ -375,7 +375,9 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
     char shp[128];
     if (n->n_out > 0 && n->out[0] >= 0) {
       ft_shape_str(&g->vals[n->out[0]], shp, sizeof shp);
-      fprintf(c, " -> %s[%s]", ft_dtype_name(g->vals[n->out[0]].t.dtype), shp);
+      fprintf(c, " -> %s[", ft_dtype_name(g->vals[n->out[0]].t.dtype));
+      ft_emit_comment(c, shp);
+      fputc(']', c);
     }
     fprintf(c, ": %s */\n", k->kernel);
     call_args(c, g, n, mp);

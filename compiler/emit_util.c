@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "templates.h"
+#include "text.h"
 #include "version.h"
 
 /* One template, its #include "x" dependencies first (templates/c or templates/cuda). */
@@ -47,19 +48,31 @@ int ft_emit_paste_name(FILE *f, const char *base, const char *ext, ft_pasted *do
 void ft_emit_c_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 32) fprintf(f, "\\%03o", (unsigned char)*s);
-    else if (*s == '?') fputs("\\?", f);
-    else fputc(*s, f);
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 32 || ch >= 127) fprintf(f, "\\%03o", ch);
+    else if (ch == '?') fputs("\\?", f); /* no trigraphs */
+    else fputc(ch, f);
   }
   fputc('"', f);
 }
 
 void ft_emit_comment(FILE *f, const char *s) {
-  for (; *s; s++) {
-    if (s[0] == '*' && s[1] == '/') { fputs("* /", f); s++; }
-    else fputc(*s, f);
+  char buf[1024];
+  int prev = 0;
+  size_t len = strlen(s);
+  for (size_t i = 0; i < len;) { /* in pieces that do not split a UTF-8 sequence */
+    size_t m = len - i < 200 ? len - i : 200;
+    while (i + m < len && m > 1 && ((unsigned char)s[i + m] & 0xc0) == 0x80) m--;
+    ft_text_escape_n(buf, sizeof buf, s + i, m);
+    for (const char *t = buf; *t; t++) {
+      if ((prev == '*' && *t == '/') || (prev == '/' && *t == '*')) fputc(' ', f); /* a name cannot end the comment, nor open one */
+      fputc(*t, f);
+      prev = *t;
+    }
+    i += m;
   }
+  if (prev == '*' || prev == '/') fputc(' ', f); /* nor with the comment's own closing */
 }
 
 void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n) {
@@ -89,11 +102,15 @@ void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const 
   fprintf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", G, g->n_inputs, G, g->n_outputs);
   for (int i = 0; i < g->n_inputs; i++) {
     const ft_value *v = &g->vals[g->inputs[i]];
-    fprintf(h, "#define %s_INPUT_%d_BYTES %zuu /* %s, %s */\n", G, i, ft_nbytes(&v->t), v->name, ft_dtype_name(v->t.dtype));
+    fprintf(h, "#define %s_INPUT_%d_BYTES %zuu /* ", G, i, ft_nbytes(&v->t));
+    ft_emit_comment(h, v->name);
+    fprintf(h, ", %s */\n", ft_dtype_name(v->t.dtype));
   }
   for (int i = 0; i < g->n_outputs; i++) {
     const ft_value *v = &g->vals[g->outputs[i]];
-    fprintf(h, "#define %s_OUTPUT_%d_BYTES %zuu /* %s, %s */\n", G, i, ft_nbytes(&v->t), v->name, ft_dtype_name(v->t.dtype));
+    fprintf(h, "#define %s_OUTPUT_%d_BYTES %zuu /* ", G, i, ft_nbytes(&v->t));
+    ft_emit_comment(h, v->name);
+    fprintf(h, ", %s */\n", ft_dtype_name(v->t.dtype));
   }
   fprintf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", P, P);
 }

@@ -53,6 +53,25 @@ static void usage(FILE *f) {
           "exit codes: 0 ok, 1 usage, 2 invalid model or input, 3 unsupported model, 4 I/O or C compiler failure\n");
 }
 
+static int too_many(const char *flag) {
+  fprintf(stderr, "ftaxc: more than 64 %s flags; pin a symbol shared by several inputs once with --dim SYM=N\n", flag);
+  return 1;
+}
+
+/* Text of the command line that lands in generated source (an #include, an .incbin, a string):
+ * refused rather than escaped, since an escaped file name would name another file. */
+static int bad_for_source(const char *flag, const char *v, int ident) {
+  int ok = v[0] != 0 && !(ident && v[0] >= '0' && v[0] <= '9');
+  for (const unsigned char *s = (const unsigned char *)v; *s && ok; s++) {
+    int word = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_';
+    ok = ident ? word : *s >= 32 && *s != 127 && *s != '"' && *s != '\\';
+  }
+  if (ok) return 0;
+  fprintf(stderr, ident ? "ftaxc: %s must be a C identifier (letters, digits, _)\n"
+                        : "ftaxc: %s may not contain quotes, backslashes or control characters\n", flag);
+  return 1;
+}
+
 static int parse_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   o->cu.arch = "sm_90";
@@ -67,9 +86,9 @@ static int parse_args(int argc, char **argv, options *o) {
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
     else if (!strcmp(a, "--version")) { printf("ftaxc %s\n", FTAX_VERSION); exit(0); }
     else if (!strcmp(a, "-o")) { NEEDV(); o->out = v; }
-    else if (!strcmp(a, "--dim")) { NEEDV(); if (o->pins.n_dims == 64) return 1; o->pins.dims[o->pins.n_dims++] = v; }
-    else if (!strcmp(a, "--shape")) { NEEDV(); if (o->pins.n_shapes == 64) return 1; o->pins.shapes[o->pins.n_shapes++] = v; }
-    else if (!strcmp(a, "--bind")) { NEEDV(); if (o->pins.n_binds == 64) return 1; o->pins.binds[o->pins.n_binds++] = v; }
+    else if (!strcmp(a, "--dim")) { NEEDV(); if (o->pins.n_dims == 64) return too_many(a); o->pins.dims[o->pins.n_dims++] = v; }
+    else if (!strcmp(a, "--shape")) { NEEDV(); if (o->pins.n_shapes == 64) return too_many(a); o->pins.shapes[o->pins.n_shapes++] = v; }
+    else if (!strcmp(a, "--bind")) { NEEDV(); if (o->pins.n_binds == 64) return too_many(a); o->pins.binds[o->pins.n_binds++] = v; }
     else if (!strcmp(a, "--cc")) { NEEDV(); o->cc = v; }
     else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
     else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
@@ -100,6 +119,9 @@ static int parse_args(int argc, char **argv, options *o) {
 #undef NEEDV
   }
   if (!o->model) { usage(stderr); return 1; }
+  if ((o->out && bad_for_source("-o", o->out, 0)) || (o->name && bad_for_source("--name", o->name, 1)) ||
+      bad_for_source("--arch", o->cu.arch, 1))
+    return 1;
   if (cuda_only && !o->cuda) { fprintf(stderr, "ftaxc: %s needs --target cuda\n", cuda_only); return 1; }
   return 0;
 }
@@ -219,6 +241,8 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   char wabs[8400], cwd[4096];
   if (o->embed_weights && !getcwd(cwd, sizeof cwd)) return ft_fail(e, FT_EIO, "cannot resolve the current folder");
   if (o->embed_weights) snprintf(wabs, sizeof wabs, "%s%s%s", wpath[0] == '/' ? "" : cwd, wpath[0] == '/' ? "" : "/", wpath);
+  if (o->embed_weights && (strchr(wabs, '"') || strchr(wabs, '\\') || strchr(wabs, '\n')))
+    return ft_fail(e, FT_EUSAGE, "--embed-weights: the path '%s' has a quote, backslash or newline the assembler cannot take", wabs);
   const char *hbase = strrchr(hpath, '/');
   ft_emit_opts eo = {name, hbase ? hbase + 1 : hpath, o->cmdline, hash,
                      o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
