@@ -1,15 +1,16 @@
 #!/bin/sh
 # Install what ftax needs on a fresh Debian machine (bookworm or later).
 #   scripts/install-deps.sh           build + tests: C toolchain, CMake, protobuf-c, libonnx-dev
-#                                     (onnx.proto), Criterion, ONNX backend node tests
+#                                     (onnx.proto), Criterion, ONNX backend node tests,
+#                                     python3-onnx (the malformed-model test)
 #   scripts/install-deps.sh --bench   also the model zoo and peers: python3-torch, torchvision,
-#                                     python3-onnx, OpenBLAS (torch is slow on the reference BLAS),
+#                                     OpenBLAS (torch is slow on the reference BLAS),
 #                                     gnuplot, Node.js + onnxruntime-node (npm)
 set -e
 want_bench=0
 [ "${1:-}" = "--bench" ] && want_bench=1
-pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata"
-[ $want_bench = 1 ] && pkgs="$pkgs python3 python3-torch python3-torchvision python3-onnx python3-numpy libopenblas0-pthread gnuplot-nox nodejs npm"
+pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata python3 python3-onnx"
+[ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox nodejs npm"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
