@@ -169,7 +169,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
     } else fprintf(c, "NULL, ");
     if (k->nf) {
       fprintf(c, "(const double[]){");
-      for (int i = 0; i < k->nf; i++) fprintf(c, "%s%.17g", i ? ", " : "", k->f[i]);
+      for (int i = 0; i < k->nf; i++) { fputs(i ? ", " : "", c); ft_emit_double(c, k->f[i]); }
       fprintf(c, "}, ");
     } else fprintf(c, "NULL, ");
     fprintf(c, "(const void *const[]){");

@@ -290,7 +290,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
     }
     if (k->nf) {
       fprintf(c, "static const double %s_f%d[] = {", P, s);
-      for (int i = 0; i < k->nf; i++) fprintf(c, "%s%.17g", i ? ", " : "", k->f[i]);
+      for (int i = 0; i < k->nf; i++) { fputs(i ? ", " : "", c); ft_emit_double(c, k->f[i]); }
       fprintf(c, "};\n");
     }
   }

@@ -2,6 +2,7 @@
  * dependencies first), C string literals and comments, and the programs' I/O tables. */
 #include "emit_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,12 @@ void ft_emit_c_string(FILE *f, const char *s) {
     else fputc(ch, f);
   }
   fputc('"', f);
+}
+
+void ft_emit_double(FILE *f, double x) {
+  if (isnan(x)) fputs("(0.0 / 0.0)", f);
+  else if (isinf(x)) fputs(x > 0 ? "(1.0 / 0.0)" : "(-1.0 / 0.0)", f);
+  else fprintf(f, "%.17g", x);
 }
 
 void ft_emit_comment(FILE *f, const char *s) {

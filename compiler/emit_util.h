@@ -15,6 +15,7 @@ int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e);
 int ft_emit_paste_name(FILE *f, const char *base, const char *ext, ft_pasted *done, ft_err *e);
 void ft_emit_c_string(FILE *f, const char *s);  /* a C string literal */
 void ft_emit_comment(FILE *f, const char *s);   /* text safe inside a comment */
+void ft_emit_double(FILE *f, double x);         /* a literal, infinities and NaN included */
 /* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
 /* The name in capitals (the header's guard and macro prefix). */
 void ft_emit_upper(char *dst, size_t n, const char *name);

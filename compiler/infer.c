@@ -54,6 +54,15 @@ static int check_outputs(ft_graph *g, int i, ft_err *e) {
     if (rc)
       return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: output '%s' would take more than %zu bytes; ftax does not support tensors that large",
                      g->path, ft_node_label(g, i), v->name, ft_max_tensor_bytes);
+    int shape_differs = v->is_output && v->declared_rank >= 0 && v->declared_rank != v->t.rank;
+    for (int d = 0; v->is_output && !shape_differs && d < v->declared_rank; d++)
+      shape_differs = v->declared_dims[d] >= 0 && v->declared_dims[d] != v->t.dims[d];
+    if (shape_differs) {
+      char shp[256];
+      ft_shape_str(v, shp, sizeof shp);
+      return ft_fail(e, FT_EINVALID, "%s: %s: graph output '%s' has a declared shape the node does not compute (it computes %s)",
+                     g->path, ft_node_label(g, i), v->name, shp);
+    }
     if (v->is_output && v->declared_dtype && v->declared_dtype != v->t.dtype)
       return ft_fail(e, FT_EINVALID, "%s: %s: graph output '%s' is declared %s, but the node computes %s", g->path,
                      ft_node_label(g, i), v->name, ft_dtype_name(v->declared_dtype), ft_dtype_name(v->t.dtype));

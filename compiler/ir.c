@@ -104,6 +104,7 @@ int ft_value_add(ft_graph *g, const char *name) {
   v->name = dupstr(name);
   v->producer = -1;
   v->t.rank = -1; /* unknown until inferred */
+  v->declared_rank = -1;
   return g->n_vals++;
 }
 

@@ -12,6 +12,7 @@
 #include "load.h"
 #include "pipeline.h"
 #include "sha256.h"
+#include "text.h"
 #include "version.h"
 
 typedef struct options {
@@ -58,7 +59,7 @@ static int too_many(const char *flag) {
   return 1;
 }
 
-/* Text of the command line that lands in generated source (an #include, an .incbin, a string):
+/* Text of the command line that lands in generated source (OUT.c's #include of OUT.h, a string):
  * refused rather than escaped, since an escaped file name would name another file. */
 static int bad_for_source(const char *flag, const char *v, int ident) {
   int ok = v[0] != 0 && !(ident && v[0] >= '0' && v[0] <= '9');
@@ -113,13 +114,14 @@ static int parse_args(int argc, char **argv, options *o) {
     } else if (!strcmp(a, "--cuda-graph")) { o->cu.graph = 1; cuda_only = a; }
     else if (!strcmp(a, "--arch")) { NEEDV(); o->cu.arch = v; cuda_only = a; }
     else if (!strcmp(a, "--nvcc")) { NEEDV(); o->nvcc = v; cuda_only = a; }
-    else if (a[0] == '-') { fprintf(stderr, "ftaxc: unknown option '%s'\n", a); return 1; }
+    else if (a[0] == '-') { fputs("ftaxc: unknown option '", stderr); ft_text_put(stderr, a); fputs("'\n", stderr); return 1; }
     else if (!o->model) o->model = a;
     else { fprintf(stderr, "ftaxc: more than one model given ('%s' and '%s')\n", o->model, a); return 1; }
 #undef NEEDV
   }
   if (!o->model) { usage(stderr); return 1; }
-  if ((o->out && bad_for_source("-o", o->out, 0)) || (o->name && bad_for_source("--name", o->name, 1)) ||
+  const char *out_base = o->out && strrchr(o->out, '/') ? strrchr(o->out, '/') + 1 : o->out;
+  if ((out_base && bad_for_source("the file name given with -o", out_base, 0)) || (o->name && bad_for_source("--name", o->name, 1)) ||
       bad_for_source("--arch", o->cu.arch, 1))
     return 1;
   if (cuda_only && !o->cuda) { fprintf(stderr, "ftaxc: %s needs --target cuda\n", cuda_only); return 1; }

@@ -1,5 +1,6 @@
 /* Stage: pin the symbolic dimensions of the graph inputs to the sizes given on the command line.
  * The compiled program serves exactly one shape, so nothing may stay symbolic. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,9 @@
 
 static int parse_int(const char *s, int64_t *v) {
   char *end;
+  errno = 0;
   long long x = strtoll(s, &end, 10);
-  if (end == s || *end || x < 0) return -1;
+  if (end == s || *end || x < 0 || errno == ERANGE) return -1;
   *v = x;
   return 0;
 }
@@ -124,6 +126,10 @@ int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e) {
       return ft_fail(e, FT_EUSAGE, "%s: input '%s' dimension %d has no size; add --shape %s=DxD...", g->path,
                      val->name, d, val->name);
     }
+    size_t bytes;
+    if (ft_size_checked(val->t.dtype, val->t.rank, val->t.dims, ft_max_tensor_bytes, &bytes))
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: input '%s' at the pinned shape would take more than %zu bytes; ftax does not "
+                     "support tensors that large", g->path, val->name, ft_max_tensor_bytes);
     val->shape_known = 1;
   }
   return 0;

@@ -420,6 +420,61 @@ static int check_header(const Onnx__ModelProto *m, const char *path, ft_err *e) 
   return 0;
 }
 
+/* How deeply the model's messages nest, measured on the wire before protobuf-c (whose parser
+ * recurses) sees them: subgraphs in attributes and nested sequence types can nest without bound,
+ * and a small file could otherwise exhaust the stack. Only the fields that can recurse are
+ * followed; field numbers are onnx.proto's. */
+enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_FUNCTION, PB_TRAINING, PB_LEAF };
+#define FT_MAX_NESTING 64
+
+static int pb_child(int kind, uint64_t field) {
+  switch (kind) {
+  case PB_MODEL: return field == 7 ? PB_GRAPH : field == 25 ? PB_FUNCTION : field == 20 ? PB_TRAINING : PB_LEAF;
+  case PB_GRAPH: return field == 1 ? PB_NODE : (field == 11 || field == 12 || field == 13) ? PB_VALUEINFO : PB_LEAF;
+  case PB_NODE: return field == 5 ? PB_ATTR : PB_LEAF;
+  case PB_ATTR: return (field == 6 || field == 11) ? PB_GRAPH : (field == 14 || field == 15) ? PB_TYPE : PB_LEAF;
+  case PB_VALUEINFO: return field == 2 ? PB_TYPE : PB_LEAF;
+  case PB_TYPE: return (field == 4 || field == 5 || field == 9) ? PB_TYPE_ELEM : PB_LEAF;
+  case PB_TYPE_ELEM: return (field == 1 || field == 2) ? PB_TYPE : PB_LEAF; /* Sequence/Optional 1, Map 2 */
+  case PB_FUNCTION: return field == 7 ? PB_NODE : PB_LEAF;
+  case PB_TRAINING: return (field == 1 || field == 2) ? PB_GRAPH : PB_LEAF;
+  default: return PB_LEAF;
+  }
+}
+
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t x = 0;
+  for (int shift = 0; *p < end && shift < 64; shift += 7) {
+    uint8_t b = *(*p)++;
+    x |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) { *v = x; return 0; }
+  }
+  return -1;
+}
+
+/* 0 when the nesting stays within FT_MAX_NESTING; malformed wire data is left to protobuf-c. */
+static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth) {
+  if (depth > FT_MAX_NESTING) return -1;
+  while (p < end) {
+    uint64_t key, v;
+    if (pb_varint(&p, end, &key)) return 0;
+    switch (key & 7) {
+    case 0: if (pb_varint(&p, end, &v)) return 0; break;
+    case 1: if (end - p < 8) return 0; p += 8; break;
+    case 5: if (end - p < 4) return 0; p += 4; break;
+    case 2: {
+      if (pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
+      int child = pb_child(kind, key >> 3);
+      if (child != PB_LEAF && pb_nesting_ok(p, p + v, child, depth + 1)) return -1;
+      p += v;
+      break;
+    }
+    default: return 0;
+    }
+  }
+  return 0;
+}
+
 int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
   *out = NULL;
   size_t len;
@@ -437,6 +492,8 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e) {
   *out = NULL;
+  if (pb_nesting_ok(data, (const uint8_t *)data + len, PB_MODEL, 0))
+    return ft_fail(e, FT_EINVALID, "%s: subgraphs or types nest more than %d deep; not a model ftax reads", path, FT_MAX_NESTING);
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
   if (!m || !m->graph) {
     if (m) onnx__model_proto__free_unpacked(m, NULL);
@@ -495,8 +552,13 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
     g->outputs[g->n_outputs++] = v;
     /* the declared dtype, checked against inference */
     const Onnx__TypeProto *tp = vo->type;
-    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && tp->tensor_type && tp->tensor_type->has_elem_type)
-      g->vals[v].declared_dtype = tp->tensor_type->elem_type;
+    const Onnx__TypeProto__Tensor *tt = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+    if (tt && tt->has_elem_type) g->vals[v].declared_dtype = tt->elem_type;
+    g->vals[v].declared_rank = tt && tt->shape && tt->shape->n_dim <= FT_MAX_RANK ? (int)tt->shape->n_dim : -1;
+    for (int d = 0; d < g->vals[v].declared_rank; d++) {
+      const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+      g->vals[v].declared_dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dim->dim_value : -1;
+    }
   }
   /* producers; every consumed value must exist by the time it is used */
   for (int i = 0; i < g->n_nodes && !rc; i++) {
