@@ -194,16 +194,19 @@ static int split_sizes(ft_opctx *c, int *axis, int64_t *sizes) {
     n = c->n_out;
     if (c->opset >= 18 && ft_attr_find(c->node, "num_outputs")) n = (int)ft_attr_int(c->node, "num_outputs", n);
     if (n != c->n_out || n < 1) return ft_infer_fail(c, FT_EINVALID, "num_outputs is %d but the node has %d outputs", n, c->n_out), -1;
+    /* before num_outputs (opset 18) the parts are equal; since, the last may be smaller, not empty */
     int64_t part = (dim + n - 1) / n;
     for (int i = 0; i < n; i++) sizes[i] = i < n - 1 ? part : dim - part * (n - 1);
-    if (sizes[n - 1] < 0) return ft_infer_fail(c, FT_EINVALID, "cannot split %lld into %d parts", (long long)dim, n), -1;
+    if ((c->opset < 18 && dim % n) || (dim > 0 && sizes[n - 1] <= 0))
+      return ft_infer_fail(c, FT_EINVALID, "cannot split a dimension of %lld into %d %sparts", (long long)dim, n,
+                           c->opset < 18 ? "equal " : ""), -1;
     return n;
   }
   if (n != c->n_out) return ft_infer_fail(c, FT_EINVALID, "split has %d sizes for %d outputs", n, c->n_out), -1;
   int64_t sum = 0;
   for (int i = 0; i < n; i++) {
     if (sizes[i] < 0) return ft_infer_fail(c, FT_EINVALID, "split size %lld is negative", (long long)sizes[i]), -1;
-    sum += sizes[i];
+    if (__builtin_add_overflow(sum, sizes[i], &sum)) return ft_infer_fail(c, FT_EINVALID, "split sizes overflow"), -1;
   }
   if (sum != dim) return ft_infer_fail(c, FT_EINVALID, "split sizes add up to %lld, the dim is %lld", (long long)sum, (long long)dim), -1;
   return n;

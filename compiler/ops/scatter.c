@@ -54,6 +54,20 @@ static int pick(ft_opctx *c, ft_kcall *k, int red, const kentry *typed, const ke
                        c->node->op_type, ft_dtype_name(dt));
 }
 
+/* Constant indices are checked when the model is compiled (run-time ones are handled by the
+ * kernels: docs/hostile-input.md). ind holds tuples of k indices, component j into a dim of size
+ * dims[j]; negative ones count from the end. */
+static int const_indices_in_range(ft_opctx *c, const ft_tensor *ind, int k, const int64_t *dims) {
+  if (!ind->data) return 0;
+  int64_t n = ft_numel(ind);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = ft_const_int(ind, i), dim = dims[i % k];
+    if (v < -dim || v >= dim)
+      return ft_infer_fail(c, FT_EINVALID, "index %lld is out of range for a dim of size %lld", (long long)v, (long long)dim);
+  }
+  return 0;
+}
+
 /* ---- GatherND ----------------------------------------------------------------------------- */
 
 static int gathernd_geometry(ft_opctx *c, int *b, int *k) {
@@ -71,7 +85,7 @@ static int gathernd_geometry(ft_opctx *c, int *b, int *k) {
   if (*k < 1 || *k > x->rank - *b)
     return ft_infer_fail(c, FT_EINVALID, "the last dim of indices (%d) must be 1 to %d", *k, x->rank - *b);
   if (ind->rank - 1 + x->rank - *b - *k > FT_MAX_RANK) return ft_infer_fail(c, FT_EUNSUPPORTED, "output rank above %d", FT_MAX_RANK);
-  return 0;
+  return const_indices_in_range(c, ind, *k, x->dims + *b);
 }
 
 static int gathernd_infer(ft_opctx *c) {
@@ -121,7 +135,7 @@ static int scatternd_check(ft_opctx *c, int *k) {
   for (int d = 0; ok && d < ind->rank - 1; d++) ok = u->dims[d] == ind->dims[d];
   for (int d = *k; ok && d < x->rank; d++) ok = u->dims[ind->rank - 1 + d - *k] == x->dims[d];
   if (!ok) return ft_infer_fail(c, FT_EINVALID, "updates must have the shape indices.shape[:-1] + data.shape[%d:]", *k);
-  return 0;
+  return const_indices_in_range(c, ind, *k, x->dims);
 }
 
 static int scatternd_infer(ft_opctx *c) {
@@ -164,7 +178,8 @@ static int scatter_elements_check(ft_opctx *c, int *axis) {
     return ft_infer_fail(c, FT_EINVALID, "data, indices and updates need the same rank, 1 or more");
   for (int d = 0; d < x->rank; d++)
     if (u->dims[d] != ind->dims[d]) return ft_infer_fail(c, FT_EINVALID, "updates and indices differ on dim %d", d);
-  return ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), x->rank, axis);
+  rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), x->rank, axis);
+  return rc ? rc : const_indices_in_range(c, ind, 1, &x->dims[*axis]);
 }
 
 static int scatter_elements_infer(ft_opctx *c) {
