@@ -63,9 +63,10 @@ static int check_outputs(ft_graph *g, int i, ft_err *e) {
       return ft_fail(e, FT_EINVALID, "%s: %s: graph output '%s' has a declared shape the node does not compute (it computes %s)",
                      g->path, ft_node_label(g, i), v->name, shp);
     }
-    if (v->is_output && v->declared_dtype && v->declared_dtype != v->t.dtype)
-      return ft_fail(e, FT_EINVALID, "%s: %s: graph output '%s' is declared %s, but the node computes %s", g->path,
-                     ft_node_label(g, i), v->name, ft_dtype_name(v->declared_dtype), ft_dtype_name(v->t.dtype));
+    if (v->declared_dtype && v->declared_dtype != v->t.dtype)
+      return ft_fail(e, FT_EINVALID, "%s: %s: '%s' is declared %s (%s), but the node computes %s", g->path,
+                     ft_node_label(g, i), v->name, ft_dtype_name(v->declared_dtype),
+                     v->is_output ? "a graph output" : "value_info", ft_dtype_name(v->t.dtype));
   }
   return 0;
 }

@@ -66,7 +66,7 @@ typedef struct ft_value {
   int shape_known;             /* rank and every dim known */
   int kind;                    /* FT_V_ACT, FT_V_INPUT or FT_V_CONST */
   int is_output;
-  int declared_dtype;          /* graph outputs: the element type the model declares, 0 if none */
+  int declared_dtype;          /* graph outputs and value_info: the element type the model declares, 0 if none */
   int declared_rank;           /* graph outputs: the declared rank, -1 if no shape is declared */
   int64_t declared_dims[FT_MAX_RANK]; /* its sizes, -1 where symbolic */
   int producer;                /* node index, -1 for inputs and initializers */

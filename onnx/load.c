@@ -125,6 +125,9 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
   int64_t n = (int64_t)(nbytes / es);
   /* the data must be there before its size is allocated: a small file can claim a huge shape */
   int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+  size_t typed = tp->n_float_data + tp->n_double_data + tp->n_int64_data + tp->n_uint64_data + tp->n_int32_data;
+  if ((tp->has_raw_data || external) + (typed > 0) > 1 || (external && tp->has_raw_data))
+    return ft_fail(e, FT_EINVALID, "tensor '%s' holds its data in more than one place (raw_data, typed fields, external)", name);
   if (!external) {
     size_t have = tp->has_raw_data ? tp->raw_data.len
                 : t->dtype == FT_FLOAT ? tp->n_float_data * 4 : t->dtype == FT_DOUBLE ? tp->n_double_data * 8
@@ -229,7 +232,9 @@ static int convert_attr(const Onnx__AttributeProto *ap, const char *dir, ft_attr
 static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info, ft_err *e) {
   ft_value *v = &g->vals[vi];
   const Onnx__TypeProto *tp = info->type;
-  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+  if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)
+    return ft_fail(e, FT_EINVALID, "%s: input '%s' has no type", g->path, info->name);
+  if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
     return ft_fail(e, FT_EUNSUPPORTED, "%s: '%s' is not a tensor (sequences, maps and optionals are not supported)",
                    g->path, info->name);
   const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -576,6 +581,15 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
         rc = ft_fail(e, FT_EINVALID, "%s: %s writes '%s', which already has a value", path, ft_node_label(g, i), g->vals[v].name);
       g->vals[v].producer = i;
     }
+  }
+  /* value_info: the element type a model declares for a value in the middle is checked too */
+  for (size_t i = 0; i < gp->n_value_info && !rc; i++) {
+    const Onnx__ValueInfoProto *vi = gp->value_info[i];
+    const Onnx__TypeProto *tp = vi->type;
+    int v = vi->name ? ft_value_find(g, vi->name) : -1;
+    if (v >= 0 && !g->vals[v].declared_dtype && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->tensor_type && tp->tensor_type->has_elem_type)
+      g->vals[v].declared_dtype = tp->tensor_type->elem_type;
   }
   for (int i = 0; i < g->n_outputs && !rc; i++) {
     const ft_value *v = &g->vals[g->outputs[i]];

@@ -556,7 +556,8 @@ static int pad_infer(ft_opctx *c) {
   y->dtype = x->dtype;
   y->rank = x->rank;
   for (int d = 0; d < x->rank; d++) {
-    y->dims[d] = x->dims[d] + before[d] + after[d];
+    if (__builtin_add_overflow(x->dims[d], before[d], &y->dims[d]) || __builtin_add_overflow(y->dims[d], after[d], &y->dims[d]))
+      return ft_infer_fail(c, FT_EINVALID, "the pads of dim %d overflow", d);
     if (y->dims[d] < 0) return ft_infer_fail(c, FT_EINVALID, "pads crop dim %d below zero", d);
     if (mode && x->dims[d] == 0 && y->dims[d] > 0)
       return ft_infer_fail(c, FT_EINVALID, "cannot pad an empty dim %d in mode '%s'", d, ft_attr_str(c->node, "mode", ""));

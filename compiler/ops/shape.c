@@ -91,6 +91,11 @@ static int size_infer(ft_opctx *c) {
 static int constant_infer(ft_opctx *c) {
   ft_tensor *y = c->out[0];
   const ft_attr *a;
+  static const char *const kinds[] = {"value", "value_float", "value_floats", "value_int", "value_ints",
+                                      "value_string", "value_strings", "sparse_value"};
+  int given = 0;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) given += ft_attr_find(c->node, kinds[i]) != NULL;
+  if (given > 1) return ft_infer_fail(c, FT_EINVALID, "has %d value attributes; a Constant has exactly one", given);
   if ((a = ft_attr_find(c->node, "value")) && a->t) {
     if (!ft_dtype_size(a->t->dtype))
       return ft_infer_fail(c, FT_EUNSUPPORTED, "a constant of type %s is not supported", ft_dtype_name(a->t->dtype));
@@ -168,13 +173,14 @@ static int range_infer(ft_opctx *c) {
     if (dt == FT_FLOAT) { s = (float)s; l = (float)l; d = (float)d; }
     if (d == 0) return ft_infer_fail(c, FT_EINVALID, "delta is zero");
     double m = ceil((l - s) / d);
-    n = m > 0 ? (int64_t)m : 0;
+    if (isnan(m)) return ft_infer_fail(c, FT_EINVALID, "start, limit and delta give no element count (NaN)");
+    n = m > 0x1p62 ? INT64_MAX : m > 0 ? (int64_t)m : 0; /* past 2^62: too large, said by the size check */
   } else if (dt == FT_INT16 || dt == FT_INT32 || dt == FT_INT64) {
     int64_t s = ft_const_int(c->in[0], 0), l = ft_const_int(c->in[1], 0), d = ft_const_int(c->in[2], 0);
     if (d == 0) return ft_infer_fail(c, FT_EINVALID, "delta is zero");
-    int64_t span = l - s; /* ceil(span / d) with C's truncating division */
-    n = span / d + ((span % d) != 0 && ((span < 0) == (d < 0)));
-    if (n < 0) n = 0;
+    __int128 span = (__int128)l - s; /* ceil(span / d) with C's truncating division, in 128 bits */
+    __int128 m = span / d + ((span % d) != 0 && ((span < 0) == (d < 0)));
+    n = m > INT64_MAX ? INT64_MAX : m < 0 ? 0 : (int64_t)m;
   } else
     return ft_infer_fail(c, FT_EUNSUPPORTED, "Range of %s is not supported", ft_dtype_name(dt));
   ft_tensor *y = c->out[0];
