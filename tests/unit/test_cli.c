@@ -392,3 +392,37 @@ Test(cli, eager_takes_hundreds_of_inputs, .timeout = 60) {
   cr_assert_eq(rc, 1, "exit %d: %s", rc, log);
   cr_assert(strstr(log, "only 300 inputs"), "%s", log);
 }
+
+/* ftax-eager reads its input files with the same reader and exit codes, and what it prints of
+ * the model (its path in --profile, as text and JSON) is escaped. */
+Test(cli, eager_inputs_and_profile_are_hostile_safe, .timeout = 60) {
+  char *sub = tu_fmt("%s/m\x1b[31m", dir), *log;
+  mkdir(sub, 0777);
+  char *model = tu_fmt("%s/good\x07.onnx", sub), *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  size_t len;
+  char *bytes = tu_read(good_model(), &len);
+  tb_write_bytes(model, bytes, len);
+  free(bytes);
+  char *eager = FTAX_BUILD_DIR "/ftax-eager";
+  char *a1[] = {eager, model, "--dim", "batch=2", x, "--profile", NULL};
+  int rc = tu_run(NULL, &log, a1);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "ftax-eager profile"), "%s", log);
+  cr_assert(strstr(log, "m\\x1b[31m/good\\x07.onnx"), "the path, escaped: %s", log);
+  cr_assert_null(strchr(log, '\x1b'), "a raw escape byte reached the terminal");
+  cr_assert_null(strchr(log, '\x07'), "a raw bell byte reached the terminal");
+  char *a2[] = {eager, model, "--dim", "batch=2", x, "--profile", "--json", NULL};
+  rc = tu_run(NULL, &log, a2);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "m\\\\x1b[31m/good\\\\x07.onnx"), "the path in JSON: %s", log);
+  cr_assert_null(strchr(log, '\x1b'));
+  /* input files: a folder is I/O (4), garbage is a wrong input (2) */
+  char *a3[] = {eager, model, "--dim", "batch=2", dir, NULL};
+  rc = tu_run(NULL, &log, a3);
+  cr_assert_eq(rc, 4, "a folder: exit %d: %s", rc, log);
+  char *junk = tu_fmt("%s/junk.pb", dir);
+  tb_write_bytes(junk, "\x0a\x05\x01", 3);
+  char *a4[] = {eager, model, "--dim", "batch=2", junk, NULL};
+  rc = tu_run(NULL, &log, a4);
+  cr_assert_eq(rc, 2, "garbage: exit %d: %s", rc, log);
+}
