@@ -426,3 +426,17 @@ Test(cli, eager_inputs_and_profile_are_hostile_safe, .timeout = 60) {
   rc = tu_run(NULL, &log, a4);
   cr_assert_eq(rc, 2, "garbage: exit %d: %s", rc, log);
 }
+
+/* ftax-compare on matching, mismatching and unreadable files (under LeakSanitizer a leak of the
+ * tensors it read is an error too). */
+Test(cli, compare_exit_codes, .timeout = 60) {
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23), *log;
+  const int64_t d33[2] = {3, 3};
+  char *y = tensor_file("y.pb", FT_FLOAT, 2, d33);
+  char *same[] = {FTAX_COMPARE, x, x, NULL};
+  cr_assert_eq(tu_run(NULL, &log, same), 0, "%s", log);
+  char *other[] = {FTAX_COMPARE, x, y, NULL};
+  cr_assert_eq(tu_run(NULL, &log, other), 5, "%s", log);
+  char *folder[] = {FTAX_COMPARE, x, dir, NULL};
+  cr_assert_eq(tu_run(NULL, &log, folder), 2, "%s", log);
+}
