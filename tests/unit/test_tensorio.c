@@ -5,7 +5,7 @@
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void) { tu_rmtree(dir); }
+static void teardown(void) { tu_rmtree(dir); free(dir); }
 TestSuite(tensorio, .init = setup, .fini = teardown);
 
 /* Deterministic bytes for a tensor of any type (values need not be meaningful numbers, except
@@ -52,6 +52,8 @@ Test(tensorio, write_read_round_trip_every_dtype_and_rank) {
       /* no temporary file is left next to it */
       char *listing = tu_listdir(dir);
       cr_assert_null(strstr(listing, ".tmp"), "left behind: %s", listing);
+      free(listing);
+      free(path);
       free(back.t.data);
       free(t.data);
     }
@@ -78,6 +80,7 @@ Test(tensorio, written_files_parse_with_protobuf_c) {
     cr_assert_arr_eq(tp->raw_data.data, t.data, ft_nbytes(&t));
     onnx__tensor_proto__free_unpacked(tp, NULL);
     free(bytes);
+    free(path);
     free(t.data);
   }
 }
@@ -102,6 +105,7 @@ static void cross_check(Onnx__TensorProto *tp, const ft_tensor *expect, const ch
   cr_assert_eq(ft_tensor_from_proto(up, ".", &theirs, &e), 0, "%s: loader: %s", what, e.msg);
   assert_same(expect, &theirs, what);
   onnx__tensor_proto__free_unpacked(up, NULL);
+  onnx__tensor_proto__free_unpacked(tp, NULL); /* built by tb_*, all of it malloc'ed */
   free(mine.t.data);
   free(theirs.data);
   free(buf);
@@ -232,6 +236,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   size_t n = onnx__tensor_proto__get_packed_size(tp);
   uint8_t *buf = malloc(n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert_not_null(why);
   cr_assert_null(out.t.data, "no data handed out on failure");
@@ -241,6 +246,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert(strstr(why, "raw_data"), "%s", why);
 
@@ -250,6 +256,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
 
   /* no data_type */
@@ -258,6 +265,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
 
   /* external data cannot be a tensor file */
@@ -266,8 +274,10 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert(strstr(why, "external"), "%s", why);
+  free(buf);
 }
 
 /* Every strict prefix of a valid file is an error, never a different tensor. */
@@ -289,9 +299,15 @@ Test(tensorio, truncated_files_are_errors) {
       cr_assert_eq(ft_pb_read_tensor(cut, &out, &why), FT_PB_EBAD, "file cut at %zu bytes", k);
     }
   }
+  free(t.data);
+  free(bytes);
+  free(cut);
+  free(path);
   ft_pb_tensor out;
   const char *why;
-  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/none.pb", dir), &out, &why), FT_PB_EIO);
+  char *none = tu_fmt("%s/none.pb", dir);
+  cr_assert_eq(ft_pb_read_tensor(none, &out, &why), FT_PB_EIO);
+  free(none);
   cr_assert(strstr(why, "no such file"), "%s", why);
 }
 
@@ -409,6 +425,7 @@ Test(tensorio, no_data_type_is_named_as_such) {
   tb_write_bytes(empty, "", 0);
   cr_assert_eq(ft_pb_read_tensor(empty, &out, &why), FT_PB_EBAD);
   cr_assert(strstr(why, "no data_type"), "%s", why);
+  free(empty);
   uint8_t dims_only[] = {0x08, 0x03};
   cr_assert_eq(decode(dims_only, sizeof dims_only, &out, &why), -1);
   cr_assert(strstr(why, "no data_type"), "%s", why);
@@ -432,11 +449,14 @@ Test(tensorio, only_regular_files_are_read, .timeout = 10) {
   char *junk = tu_fmt("%s/junk.pb", dir);
   tb_write_bytes(junk, "\xff\xff\xff", 3);
   cr_assert_eq(ft_pb_read_tensor(junk, &out, &why), FT_PB_EBAD);
+  free(junk);
+  free(fifo);
   if (geteuid() != 0) { /* root reads anything */
     char *locked = tu_fmt("%s/locked.pb", dir);
     tb_write_bytes(locked, "\x10\x01", 2);
     chmod(locked, 0);
     cr_assert_eq(ft_pb_read_tensor(locked, &out, &why), FT_PB_EIO);
     cr_assert(strstr(why, "permission"), "%s", why);
+    free(locked);
   }
 }
