@@ -193,6 +193,19 @@ static void release(ft_eager *h, int v) {
   *s = (ft_storage){0};
 }
 
+/* The bytes of value v's tensor, from the shape inference just gave it, computed without overflow:
+ * the shape comes from the model and its inputs (a Reshape target, an Expand shape, ConstantOfShape
+ * ...), so it is checked like any size read from a file before a buffer of that size is asked for.
+ * A size above ft_max_tensor_bytes is refused as unsupported, as ftaxc refuses it. */
+static int value_bytes(ft_eager *h, int v, size_t *nb, ft_err *e) {
+  const ft_value *val = &h->g->vals[v];
+  int r = ft_size_checked(val->t.dtype, val->t.rank, val->t.dims, ft_max_tensor_bytes, nb);
+  if (r == -1) return ft_fail(e, FT_EINVALID, "%s: '%s' came out with a negative dim", h->g->path, val->name ? val->name : "");
+  if (r) return ft_fail(e, FT_EUNSUPPORTED, "%s: '%s' would take more than %zu bytes, the largest tensor ftax makes", h->g->path,
+                        val->name ? val->name : "", ft_max_tensor_bytes);
+  return 0;
+}
+
 /* Outputs of a node get dense storage from the cache (views and NOEVAL ops excepted). A graph
  * output a kernel computes is written straight into the caller's buffer, as the generated
  * program does, so the tax does not include a copy the compiled program avoids. */
@@ -200,9 +213,12 @@ static int alloc_output(ft_eager *h, int v, int on_dev, ft_err *e) {
   int cls;
   const ft_tensor *t = &h->g->vals[v].t;
   int slot = h->out_slot[v];
+  size_t nb;
+  int rc = value_bytes(h, v, &nb, e);
+  if (rc) return rc;
   if (on_dev) { /* device memory: a graph output is copied back at the end of the run */
-    void *p = h->dev->alloc(h->dctx, ft_nbytes(t), &cls);
-    if (!p) return ft_fail(e, FT_EIO, "out of device memory for %zu bytes ('%s')", ft_nbytes(t), h->g->vals[v].name);
+    void *p = h->dev->alloc(h->dctx, nb, &cls);
+    if (!p) return ft_fail(e, FT_EIO, "out of device memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
     own_storage(h, v, NULL, FT_OWN_DEVICE, cls);
     h->store[v].ptr = p;
     h->dptr[v] = p;
@@ -217,7 +233,6 @@ static int alloc_output(ft_eager *h, int v, int on_dev, ft_err *e) {
       return 0;
     }
   }
-  size_t nb = ft_nbytes(t);
   void *p = ft_cache_get(&h->cache, nb, &cls);
   if (!p) return ft_fail(e, FT_EIO, "out of memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
   own_storage(h, v, p, FT_OWN_CACHE, cls);
@@ -257,12 +272,14 @@ static int mirror_inputs(ft_eager *h, const ft_node *n, mirrors *m, ft_err *e) {
     for (int i = 0; i < m->n; i++) dup |= m->v[i] == v;
     if (dup) continue;
     ft_tensor *t = &h->g->vals[v].t;
-    size_t nb = ft_nbytes(t);
+    size_t nb;
+    int rc = value_bytes(h, v, &nb, e);
+    if (rc) return rc;
     void *p = ft_cache_get(&h->cache, nb, &m->cls[m->n]);
     if (!p) return ft_fail(e, FT_EIO, "out of memory");
     m->v[m->n] = v;
     m->ptr[m->n++] = p;
-    int rc = h->dev->copy(h->dctx, p, h->dptr[v], nb, 0, e);
+    rc = h->dev->copy(h->dctx, p, h->dptr[v], nb, 0, e);
     if (rc) return rc;
     t->data = p;
   }
@@ -298,14 +315,16 @@ static int device_inputs(ft_eager *h, const ft_node *n, const void **in, mirrors
     if (v < 0) continue;
     if (on_device(h, v)) { in[j] = h->dptr[v]; continue; }
     ft_tensor *t = &h->g->vals[v].t;
-    size_t nb = ft_nbytes(t);
+    size_t nb;
+    int rc = value_bytes(h, v, &nb, e);
+    if (rc) return rc;
     int is_const = h->g->vals[v].kind == FT_V_CONST;
     if (is_const && h->cdev[v]) { in[j] = h->cdev[v]; continue; }
     if (!t->data) return ft_fail(e, FT_EINVALID, "%s: %s: input '%s' has no data", h->g->path, ft_node_label(h->g, (int)(n - h->g->nodes)), h->g->vals[v].name);
     int cls;
     void *p = h->dev->alloc(h->dctx, nb, &cls);
     if (!p) return ft_fail(e, FT_EIO, "out of device memory for %zu bytes ('%s')", nb, h->g->vals[v].name);
-    int rc = h->dev->copy(h->dctx, p, t->data, nb, 1, e);
+    rc = h->dev->copy(h->dctx, p, t->data, nb, 1, e);
     if (is_const) h->cdev[v] = p, h->cdev_cls[v] = cls;
     else ups->v[ups->n] = v, ups->ptr[ups->n] = p, ups->cls[ups->n++] = cls;
     if (rc) return rc;
@@ -399,7 +418,7 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
   if (pi >= 0 && n->in[pi] >= 0 && g->vals[n->in[pi]].kind == FT_V_CONST) {
     if (!h->packed[i]) {
       size_t nb = k.prepack.pack(k.p, in[pi], NULL);
-      h->packed[i] = aligned_alloc(64, (nb + 63) & ~(size_t)63);
+      h->packed[i] = nb <= SIZE_MAX - 64 ? aligned_alloc(64, (nb + 63) & ~(size_t)63) : NULL;
       if (!h->packed[i]) return ft_fail(e, FT_EIO, "out of memory packing the weights of %s", ft_node_label(g, i));
       k.prepack.pack(k.p, in[pi], h->packed[i]);
     }

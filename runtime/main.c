@@ -80,14 +80,17 @@ int main(int argc, char **argv) {
   int profile = 0, json = 0, help = 0;
   const ft_eager_device *dev = NULL;
   char **pass = calloc((size_t)argc + 1, sizeof *pass); /* argv for ft_cli_main */
-  int np = 0;
+  int np = 0, rc = 0;
+  ft_eager *h = NULL;
+  ft_io_desc *in = NULL, *out = NULL;
+  if (!pass) { fprintf(stderr, "ftax-eager: out of memory\n"); return FT_EIO; }
   pass[np++] = argv[0];
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc && !rc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--dim") || !strcmp(a, "--shape")) {
       int is_dim = a[2] == 'd';
-      if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: %s needs a value\n", a); return FT_EUSAGE; }
-      if ((is_dim ? pins.n_dims : pins.n_shapes) == 64) { fprintf(stderr, "ftax-eager: too many %s options\n", a); return FT_EUSAGE; }
+      if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: %s needs a value\n", a); rc = FT_EUSAGE; break; }
+      if ((is_dim ? pins.n_dims : pins.n_shapes) == 64) { fprintf(stderr, "ftax-eager: too many %s options (64 at most)\n", a); rc = FT_EUSAGE; break; }
       if (is_dim) pins.dims[pins.n_dims++] = argv[++i];
       else pins.shapes[pins.n_shapes++] = argv[++i];
     } else if (!strcmp(a, "--device")) {
@@ -97,19 +100,17 @@ int main(int argc, char **argv) {
         dev = ft_eager_cuda();
 #else
         fprintf(stderr, "ftax-eager: --device cuda: this ftax-eager was built without CUDA (no nvcc when it was configured)\n");
-        free(pass);
-        return FT_EUSAGE;
+        rc = FT_EUSAGE;
 #endif
       } else if (strcmp(d, "cpu")) {
         fprintf(stderr, "ftax-eager: --device wants cpu or cuda, not '%s'\n", d);
-        free(pass);
-        return FT_EUSAGE;
+        rc = FT_EUSAGE;
       }
     } else if (!strcmp(a, "--profile")) profile = 1;
-    else if (!strcmp(a, "--version")) { printf("ftax-eager %s\n", FTAX_VERSION); return 0; }
+    else if (!strcmp(a, "--version")) { printf("ftax-eager %s\n", FTAX_VERSION); goto done; }
     else if (!strcmp(a, "--weights")) {
       fprintf(stderr, "ftax-eager: --weights is for generated programs; ftax-eager reads the weights from the model\n");
-      return FT_EUSAGE;
+      rc = FT_EUSAGE;
     } else {
       if (!strcmp(a, "--help") || !strcmp(a, "-h")) help = 1;
       if (!strcmp(a, "--json")) json = 1;
@@ -118,23 +119,24 @@ int main(int argc, char **argv) {
       if (takes_value(a) && i + 1 < argc) pass[np++] = argv[++i];
     }
   }
+  if (rc) goto done;
   if (!model) {
     usage(help ? stdout : stderr);
-    free(pass);
-    return help ? 0 : FT_EUSAGE;
+    rc = help ? 0 : FT_EUSAGE;
+    goto done;
   }
   if (help) usage(stdout);
 
   ft_err e = {0};
-  ft_eager *h = NULL;
-  int rc = ft_eager_load_on(model, &pins, dev, &h, &e);
+  rc = ft_eager_load_on(model, &pins, dev, &h, &e);
   if (rc) {
     fprintf(stderr, "ftax-eager: error: %s\n", e.msg[0] ? e.msg : "cannot load the model");
-    free(pass);
-    return rc;
+    goto done;
   }
   int n_in = ft_eager_num_inputs(h), n_out = ft_eager_num_outputs(h);
-  ft_io_desc *in = calloc((size_t)n_in + 1, sizeof *in), *out = calloc((size_t)n_out + 1, sizeof *out);
+  in = calloc((size_t)n_in + 1, sizeof *in);
+  out = calloc((size_t)n_out + 1, sizeof *out);
+  if (!in || !out) { fprintf(stderr, "ftax-eager: out of memory\n"); rc = FT_EIO; goto done; }
   for (int k = 0; k < n_in + n_out; k++) {
     int is_out = k >= n_in;
     ft_io_desc *d = is_out ? &out[k - n_in] : &in[k];
@@ -152,6 +154,7 @@ int main(int argc, char **argv) {
   if (profile) ft_eager_profile_enable(h, 1);
   rc = ft_cli_main(np, pass, &prog);
   if (!rc && profile && !help) ft_eager_profile_print(h, stdout, json);
+done:
   ft_eager_free(h);
   free(in);
   free(out);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "eager_impl.h"
+#include "text.h"
 
 void ft_eager_profile_reset(ft_eager *h) {
   for (int r = 0; r < h->n_rows; r++) {
@@ -51,12 +52,15 @@ static const char *human_bytes(size_t n, char *buf, size_t len) {
   return buf;
 }
 
+/* Op types, domains and the model's path come from the user and the model: escaped as every
+ * message escapes them (text.h), then quoted for JSON (the escapes' backslashes too). */
 static void json_str(FILE *f, const char *s) {
+  char buf[1024];
+  ft_text_escape(buf, sizeof buf, s);
   fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 32) fprintf(f, "\\u%04x", (unsigned char)*s);
-    else fputc(*s, f);
+  for (const char *c = buf; *c; c++) {
+    if (*c == '"' || *c == '\\') fputc('\\', f);
+    fputc(*c, f);
   }
   fputc('"', f);
 }
@@ -91,8 +95,9 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
     fprintf(f, "]}}\n");
     return;
   }
-  fprintf(f, "ftax-eager profile: %s on %s, %lld run%s, %d nodes per run (times per run)\n", h->g->path,
-          ft_eager_device_name(h), (long long)p.runs, p.runs == 1 ? "" : "s", p.nodes);
+  fprintf(f, "ftax-eager profile: ");
+  ft_text_put(f, h->g->path);
+  fprintf(f, " on %s, %lld run%s, %d nodes per run (times per run)\n", ft_eager_device_name(h), (long long)p.runs, p.runs == 1 ? "" : "s", p.nodes);
   fprintf(f, "  wall       %12.6f ms\n", wall);
   fprintf(f, "  kernels    %12.6f ms  %5.1f%%%s\n", kern, 100.0 * share_k, h->dev ? "  (GPU time of the kernels, CUDA events)" : "");
   fprintf(f, "  overhead   %12.6f ms  %5.1f%%  (dispatch, shape inference, planning, allocation, copying views out)\n",
@@ -104,8 +109,9 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
   fprintf(f, "  %-24s %10s %14s %7s %14s\n", "op type", "calls", "kernel ms", "share", "dispatch ms");
   for (int r = 0; r < p.n_rows; r++) {
     const ft_eager_oprow *o = &p.rows[r];
-    char name[160];
-    snprintf(name, sizeof name, "%s%s%s", o->domain, o->domain[0] ? "." : "", o->op_type);
+    char raw[160], name[640];
+    snprintf(raw, sizeof raw, "%s%s%s", o->domain, o->domain[0] ? "." : "", o->op_type);
+    ft_text_escape(name, sizeof name, raw);
     fprintf(f, "  %-24s %10.6g %14.6f %6.1f%% %14.6f\n", name, (double)o->calls / runs, (double)o->kernel_ns / runs / 1e6,
             p.kernel_ns ? 100.0 * (double)o->kernel_ns / (double)p.kernel_ns : 0.0, (double)o->node_ns / runs / 1e6);
   }

@@ -27,6 +27,9 @@ static double elem(const ft_tensor *t, int64_t i) {
   }
 }
 
+/* Compare expected a with actual b (named name); exit code 0 or 5. */
+static int compare(const char *name, const ft_tensor *a, const ft_tensor *b, double rtol, double atol);
+
 int main(int argc, char **argv) {
   double rtol = 1e-3, atol = 1e-5;
   const char *files[2] = {0};
@@ -39,13 +42,23 @@ int main(int argc, char **argv) {
   }
   if (nf != 2) { fprintf(stderr, "usage: ftax-compare EXPECTED.pb ACTUAL.pb [--rtol R] [--atol A]\n"); return 1; }
   ft_pb_tensor t[2];
-  for (int k = 0; k < 2; k++) {
+  memset(t, 0, sizeof t);
+  int rc = 0;
+  for (int k = 0; k < 2 && !rc; k++) {
     const char *why;
-    if (ft_pb_read_tensor(files[k], &t[k], &why)) { fprintf(stderr, "%s: %s\n", files[k], why); return 2; }
+    if (ft_pb_read_tensor(files[k], &t[k], &why)) { fprintf(stderr, "%s: %s\n", files[k], why); rc = 2; }
   }
-  /* either side may be bfloat16 written as uint16 (the ONNX test data's form) */
-  if (!ft_pb_accept_dtype(&t[0].t, t[1].t.dtype)) ft_pb_accept_dtype(&t[1].t, t[0].t.dtype);
-  const ft_tensor *a = &t[0].t, *b = &t[1].t;
+  if (!rc) {
+    /* either side may be bfloat16 written as uint16 (the ONNX test data's form) */
+    if (!ft_pb_accept_dtype(&t[0].t, t[1].t.dtype)) ft_pb_accept_dtype(&t[1].t, t[0].t.dtype);
+    rc = compare(files[1], &t[0].t, &t[1].t, rtol, atol);
+  }
+  free(t[0].t.data);
+  free(t[1].t.data);
+  return rc;
+}
+
+static int compare(const char *name, const ft_tensor *a, const ft_tensor *b, double rtol, double atol) {
   int same_shape = a->rank == b->rank;
   for (int d = 0; same_shape && d < a->rank; d++) same_shape = a->dims[d] == b->dims[d];
   if (!same_shape || a->dtype != b->dtype) {
@@ -68,7 +81,7 @@ int main(int argc, char **argv) {
     int ok = exact ? d == 0 : d <= atol + rtol * fabs(x);
     if (!ok) { bad++; if (first_bad < 0) first_bad = i; }
   }
-  printf("%s: %lld elements, max abs err %.3g, max rel err %.3g", files[1], (long long)n, max_abs, max_rel);
+  printf("%s: %lld elements, max abs err %.3g, max rel err %.3g", name, (long long)n, max_abs, max_rel);
   if (bad) printf(", %lld outside tolerance (first at %lld: expected %.6g, got %.6g)\n", (long long)bad,
                   (long long)first_bad, elem(a, first_bad), elem(b, first_bad));
   else printf("\n");

@@ -207,8 +207,10 @@ static void ft_attention_item(const int64_t *p, const double *f, const void *con
   const float *q = (const float *)in[0] + Q[0] + b1 * Q[1] + b2 * Q[2];
   const float *k = (const float *)in[1] + K[0] + b1 * K[1] + b2 * K[2];
   const float *v = (const float *)in[2] + V[0] + b1 * V[1] + b2 * V[2];
-  const float *addm = (const float *)in[3];
-  const uint8_t *selm = (const uint8_t *)in[4];
+  /* the masks are optional inputs: the call has an entry for each only when the plan says the
+   * mask is there (a node without masks passes 3 inputs), so in[] is read no further than that */
+  const float *addm = p[FT_AT_ADD] ? (const float *)in[3] : NULL;
+  const uint8_t *selm = p[FT_AT_SEL] == FT_AT_SEL_TENSOR ? (const uint8_t *)in[4] : NULL;
   float *o = (float *)out[0] + O[0] + b1 * O[1] + b2 * O[2];
   const float scale = (float)f[0], fill = (float)f[1];
   const int skip = p[FT_AT_SEL] == FT_AT_SEL_CAUSAL && p[FT_AT_SKIP];

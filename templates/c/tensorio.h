@@ -6,9 +6,13 @@
 #ifndef FT_TENSORIO_H
 #define FT_TENSORIO_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tensor.h"
@@ -31,17 +35,45 @@ static int ft_pb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
   return -1;
 }
 
-/* Decode a serialized TensorProto. Returns 0, or -1 with a reason in why. */
+/* Append x to a growing array of values; the arrays grow with the file's bytes (every value
+ * takes at least one byte of it), so they stay bounded by what is actually there. */
+static int ft_pb_push_double(double **a, size_t *n, size_t *cap, double x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    double *b = (double *)realloc(*a, c * sizeof *b);
+    if (!b) return -1;
+    *a = b;
+    *cap = c;
+  }
+  (*a)[(*n)++] = x;
+  return 0;
+}
+
+static int ft_pb_push_int(int64_t **a, size_t *n, size_t *cap, int64_t x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    int64_t *b = (int64_t *)realloc(*a, c * sizeof *b);
+    if (!b) return -1;
+    *a = b;
+    *cap = c;
+  }
+  (*a)[(*n)++] = x;
+  return 0;
+}
+
+/* Decode a serialized TensorProto. Returns 0, or -1 with a reason in why. The buffer is untrusted:
+ * the tensor's size is computed without overflow and checked against the bytes (raw_data) or
+ * values (typed fields) the buffer holds before anything of that size is allocated, so a file of
+ * a few bytes cannot ask for gigabytes. */
 static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out, const char **why) {
   const uint8_t *p = buf, *end = buf + len;
   int64_t dims[FT_MAX_RANK];
-  int rank = 0, dtype = 0;
+  int rank = 0;
+  uint64_t dtype = 0;
   const uint8_t *raw = NULL;
   size_t raw_len = 0;
-  /* typed fields: collected as (field, pointer, length) of packed or single values */
-  enum { MAXV = 1 << 20 };
-  double *vals = NULL;      /* float/double field values, as double */
-  int64_t *ivals = NULL;    /* int32/int64/uint64 field values */
+  double *vals = NULL;      /* float_data/double_data values, as double */
+  int64_t *ivals = NULL;    /* int32_data/int64_data/uint64_data values */
   size_t nv = 0, niv = 0, capv = 0, capiv = 0;
   int external = 0;
   memset(out, 0, sizeof *out);
@@ -50,7 +82,8 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
   while (p < end) {
     uint64_t key, v = 0;
     if (ft_pb_varint(&p, end, &key)) FAIL("truncated field key");
-    int field = (int)(key >> 3), wt = (int)(key & 7);
+    uint64_t field = key >> 3;
+    int wt = (int)(key & 7);
     const uint8_t *payload = NULL;
     uint64_t plen = 0;
     if (wt == 0) { if (ft_pb_varint(&p, end, &v)) FAIL("truncated varint"); }
@@ -61,41 +94,43 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
       payload = p; p += plen;
     } else FAIL("unsupported wire type (not a TensorProto?)");
     switch (field) {
-    case 1: /* dims, varint, maybe packed */
+    case 1: /* dims, varint, maybe packed; a negative dim arrives as a huge varint */
       if (wt == 0) { if (rank >= FT_MAX_RANK) FAIL("rank above 8"); dims[rank++] = (int64_t)v; }
       else if (wt == 2) {
         const uint8_t *q = payload, *qe = payload + plen;
-        while (q < qe) { if (rank >= FT_MAX_RANK || ft_pb_varint(&q, qe, &v)) FAIL("bad dims"); dims[rank++] = (int64_t)v; }
+        while (q < qe) {
+          if (rank >= FT_MAX_RANK) FAIL("rank above 8");
+          if (ft_pb_varint(&q, qe, &v)) FAIL("bad dims");
+          dims[rank++] = (int64_t)v;
+        }
       } else FAIL("bad dims");
       break;
-    case 2: if (wt != 0) FAIL("bad data_type"); dtype = (int)v; break;
+    case 2: if (wt != 0) FAIL("bad data_type"); dtype = v; break;
     case 8: /* name */
       if (wt == 2) { size_t n = plen < sizeof out->name - 1 ? plen : sizeof out->name - 1; memcpy(out->name, payload, n); out->name[n] = 0; }
       break;
     case 9: if (wt != 2) FAIL("bad raw_data"); raw = payload; raw_len = plen; break;
     case 14: if (wt == 0 && v == 1) external = 1; break;
-    case 4: case 10: { /* float_data (fixed32), double_data (fixed64) */
+    case 4: case 10: { /* float_data (fixed32), double_data (fixed64), packed or one value */
       size_t w = field == 4 ? 4 : 8;
+      if ((w == 4 && wt != 5 && wt != 2) || (w == 8 && wt != 1 && wt != 2) || plen % w) FAIL("bad float/double data");
       const uint8_t *q = payload;
-      size_t cnt = plen / w;
-      if (plen % w) FAIL("bad float/double data");
-      if (nv + cnt > capv) { capv = (nv + cnt) * 2; vals = (double *)realloc(vals, capv * sizeof *vals); if (!vals) FAIL("out of memory"); }
-      for (size_t i = 0; i < cnt; i++, q += w) {
-        if (w == 4) { float f; memcpy(&f, q, 4); vals[nv++] = f; }
-        else { double d; memcpy(&d, q, 8); vals[nv++] = d; }
+      for (size_t i = 0; i < plen / w; i++, q += w) {
+        double d;
+        if (w == 4) { float f; memcpy(&f, q, 4); d = f; }
+        else memcpy(&d, q, 8);
+        if (ft_pb_push_double(&vals, &nv, &capv, d)) FAIL("out of memory");
       }
       break;
     }
     case 5: case 7: case 11: { /* int32_data, int64_data, uint64_data: varints */
       if (wt == 0) {
-        if (niv + 1 > capiv) { capiv = (niv + 1) * 2; ivals = (int64_t *)realloc(ivals, capiv * sizeof *ivals); if (!ivals) FAIL("out of memory"); }
-        ivals[niv++] = field == 5 ? (int64_t)(int32_t)v : (int64_t)v;
+        if (ft_pb_push_int(&ivals, &niv, &capiv, field == 5 ? (int64_t)(int32_t)v : (int64_t)v)) FAIL("out of memory");
       } else if (wt == 2) {
         const uint8_t *q = payload, *qe = payload + plen;
         while (q < qe) {
           if (ft_pb_varint(&q, qe, &v)) FAIL("bad integer data");
-          if (niv + 1 > capiv) { capiv = (niv + 1) * 2 + 16; ivals = (int64_t *)realloc(ivals, capiv * sizeof *ivals); if (!ivals) FAIL("out of memory"); }
-          ivals[niv++] = field == 5 ? (int64_t)(int32_t)v : (int64_t)v;
+          if (ft_pb_push_int(&ivals, &niv, &capiv, field == 5 ? (int64_t)(int32_t)v : (int64_t)v)) FAIL("out of memory");
         }
       } else FAIL("bad integer data");
       break;
@@ -104,27 +139,37 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
     }
   }
   if (external) FAIL("external data is not supported in tensor files");
+  if (dtype == 0) FAIL("no data_type: not a tensor file?");
   {
     ft_tensor *t = &out->t;
-    t->dtype = dtype;
+    size_t es = dtype < 64 ? ft_dtype_size((int)dtype) : 0;
+    if (!es) FAIL("unsupported data_type (strings, float8, int4 ... are not read)");
+    t->dtype = (int)dtype;
     t->rank = rank;
     for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
-    size_t es = ft_dtype_size(dtype);
-    if (!es) FAIL("unsupported or missing data_type");
-    size_t n = (size_t)ft_numel(t), nbytes = n * es;
+    size_t nbytes;
+    int sz = ft_size_checked(t->dtype, rank, dims, (size_t)INT64_MAX, &nbytes);
+    if (sz == -1) FAIL("a dim is negative");
+    if (sz) FAIL("the shape's size overflows");
+    size_t n = nbytes / es;
+    /* the data must be there before its buffer is made */
+    if (raw) {
+      if (raw_len != nbytes) FAIL("raw_data size does not match the shape");
+    } else if (dtype == FT_FLOAT || dtype == FT_DOUBLE) {
+      if (nv != n || niv) FAIL("element count does not match the shape");
+    } else if (niv != n || nv) {
+      FAIL("element count does not match the shape");
+    }
     t->data = malloc(nbytes ? nbytes : 1);
     if (!t->data) FAIL("out of memory");
     if (raw) {
-      if (raw_len != nbytes) FAIL("raw_data size does not match the shape");
-      memcpy(t->data, raw, nbytes);
+      if (nbytes) memcpy(t->data, raw, nbytes);
     } else if (dtype == FT_FLOAT || dtype == FT_DOUBLE) {
-      if (nv != n) FAIL("element count does not match the shape");
       for (size_t i = 0; i < n; i++) {
         if (dtype == FT_FLOAT) ((float *)t->data)[i] = (float)vals[i];
         else ((double *)t->data)[i] = vals[i];
       }
     } else {
-      if (niv != n) FAIL("element count does not match the shape");
       for (size_t i = 0; i < n; i++) {
         int64_t x = ivals[i];
         switch (es) {
@@ -148,20 +193,43 @@ fail:
 #undef FAIL
 }
 
-/* Read a .pb file. Returns 0, or -1 with a reason. */
+/* What ft_pb_read_tensor returns besides 0: the file cannot be read (a program exits 4), or what
+ * it holds is not a valid tensor (exit 2). */
+enum { FT_PB_EIO = -1, FT_PB_EBAD = -2 };
+
+/* Read a .pb file: 0, FT_PB_EIO or FT_PB_EBAD with a reason in why. Only a regular file is read: a
+ * folder is an error, and a FIFO or a device is refused without waiting for a writer (opened
+ * non-blocking, then checked). The size comes from fstat, and exactly that many bytes must be
+ * read. */
 static int ft_pb_read_tensor(const char *path, ft_pb_tensor *out, const char **why) {
-  FILE *f = fopen(path, "rb");
-  if (!f) { *why = "cannot open the file"; return -1; }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *buf = (uint8_t *)malloc(n > 0 ? (size_t)n : 1);
-  size_t got = buf && n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
-  fclose(f);
-  if (!buf || (n > 0 && got != (size_t)n)) { free(buf); *why = "cannot read the file"; return -1; }
-  int rc = ft_pb_decode_tensor(buf, (size_t)(n > 0 ? n : 0), out, why);
+  memset(out, 0, sizeof *out);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *why = errno == ENOENT ? "no such file" : errno == EACCES ? "no permission to read the file" : "cannot open the file";
+    return FT_PB_EIO;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) { close(fd); *why = "cannot read the file"; return FT_PB_EIO; }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    *why = S_ISDIR(st.st_mode) ? "is a folder, not a tensor file" : "is not a regular file";
+    return FT_PB_EIO;
+  }
+  if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) { close(fd); *why = "the file is too large"; return FT_PB_EIO; }
+  size_t n = (size_t)st.st_size, got = 0;
+  uint8_t *buf = (uint8_t *)malloc(n ? n : 1);
+  if (!buf) { close(fd); *why = "out of memory for the file's bytes"; return FT_PB_EIO; }
+  while (got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (got != n) { free(buf); *why = "cannot read the file (shorter than its size, or a read error)"; return FT_PB_EIO; }
+  int rc = ft_pb_decode_tensor(buf, n, out, why);
   free(buf);
-  return rc;
+  return rc ? FT_PB_EBAD : 0;
 }
 
 /* Whether a file's tensor t may stand where dtype `want` is expected; when it may, t takes that

@@ -62,7 +62,7 @@ static void ftc_stats_text(const char *name, ftc_stats s) {
   } while (0)
 
 static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_program *g, int transfers) {
-  const char *files[256] = {0}, *weights = NULL;
+  const char **files = NULL, *weights = NULL;
   int n_pos = 0, warmup = 10, iters = 100, json = 0, threads = 1, rc = 0, have = 0;
   void **hin = NULL, **hout = NULL, *ctx = NULL;
   double *lat = NULL, *gpu = NULL, *enq = NULL, *h2d = NULL, *d2h = NULL;
@@ -72,37 +72,30 @@ static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_progr
   cudaStream_t st = 0;
   struct cudaDeviceProp prop;
   int dev = 0;
-  for (int i = 1; i < argc; i++) {
+  if (!(files = (const char **)calloc((size_t)p->n_in + 1, sizeof *files))) { fprintf(stderr, "error: out of memory\n"); return 4; }
+  for (int i = 1; i < argc && !rc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--bench")) continue;
     else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--warmup")) { if (ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &warmup)) return 1; }
-    else if (!strcmp(a, "--iters")) { if (ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &iters)) return 1; if (!iters) iters = 1; }
-    else if (!strcmp(a, "--threads")) { if (ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &threads)) return 1; }
-    else if (!strcmp(a, "--weights")) { if (i + 1 >= argc) { fprintf(stderr, "error: --weights needs a file\n"); return 1; } weights = argv[++i]; }
-    else if (!strcmp(a, "--input")) {
-      const char *v = i + 1 < argc ? argv[++i] : "", *eq = strchr(v, '=');
-      int k = -1;
-      for (int j = 0; eq && j < p->n_in; j++)
-        if (strlen(p->in[j].name) == (size_t)(eq - v) && !strncmp(p->in[j].name, v, (size_t)(eq - v))) k = j;
-      if (k < 0) { fprintf(stderr, "error: --input '%s': expected NAME=FILE.pb with NAME one of the inputs (see --help)\n", v); return 1; }
-      files[k] = eq + 1;
-    } else if (!strcmp(a, "--output-dir")) { fprintf(stderr, "error: --output-dir does not go with --bench\n"); return 1; }
-    else if (a[0] == '-' && a[1]) { fprintf(stderr, "error: unknown option '%s' (see --help)\n", a); return 1; }
-    else {
-      if (n_pos >= p->n_in) { fprintf(stderr, "error: %s: the model has only %d input%s\n", a, p->n_in, p->n_in == 1 ? "" : "s"); return 1; }
-      files[n_pos++] = a;
-    }
+    else if (!strcmp(a, "--warmup")) rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &warmup);
+    else if (!strcmp(a, "--iters")) { rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &iters); if (!iters) iters = 1; }
+    else if (!strcmp(a, "--threads")) rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &threads);
+    else if (!strcmp(a, "--weights")) { if (i + 1 >= argc) { fprintf(stderr, "error: --weights needs a file\n"); rc = 1; } else weights = argv[++i]; }
+    else if (!strcmp(a, "--input")) rc = ft_cli_named_input(p, files, i + 1 < argc ? argv[++i] : NULL);
+    else if (!strcmp(a, "--output-dir")) { fprintf(stderr, "error: --output-dir does not go with --bench\n"); rc = 1; }
+    else if (a[0] == '-' && a[1]) { fprintf(stderr, "error: unknown option '%s' (see --help)\n", a); rc = 1; }
+    else rc = ft_cli_positional(p, files, &n_pos, a);
   }
+  if (rc) goto done;
   for (int k = 0; k < p->n_in; k++) have += files[k] != NULL;
   if (have && have != p->n_in) {
-    for (int k = 0; k < p->n_in; k++) if (!files[k]) fprintf(stderr, "error: no file for input %d '%s'\n", k, p->in[k].name);
-    return 1;
+    for (int k = 0; k < p->n_in; k++)
+      if (!files[k]) { fprintf(stderr, "error: no file for "); ft_put_io_name(stderr, "input", k, p->in[k].name); fprintf(stderr, "\n"); }
+    rc = 1;
+    goto done;
   }
   if (!weights && p->weights_embedded == 0) {
-    ssize_t n = readlink("/proc/self/exe", wpath, sizeof wpath - 16);
-    if (n <= 0) snprintf(wpath, sizeof wpath, "%s", argv[0]); else wpath[n] = 0;
-    strcat(wpath, ".weights");
+    if (ft_default_weights(argv[0], wpath, sizeof wpath)) { fprintf(stderr, "error: the program's path is too long to find its weights; use --weights FILE\n"); rc = 4; goto done; }
     weights = wpath;
   }
   hin = (void **)calloc((size_t)p->n_in + 1, sizeof(void *));
@@ -112,15 +105,26 @@ static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_progr
   enq = (double *)calloc((size_t)iters, sizeof(double));
   h2d = (double *)calloc((size_t)iters, sizeof(double));
   d2h = (double *)calloc((size_t)iters, sizeof(double));
+  if (!hin || !hout || !lat || !gpu || !enq || !h2d || !d2h) { fprintf(stderr, "error: out of memory\n"); rc = 4; goto done; }
   ctx = p->init(weights, err, sizeof err);
   if (!ctx) { fprintf(stderr, "error: %s\n", err); rc = strstr(err, "cannot") ? 4 : 2; goto done; }
-  for (int k = 0; k < p->n_in && !rc; k++) {
-    FTC_CLI_CU(cudaMallocHost(&hin[k], ft_io_bytes(&p->in[k]) + 64), "pinned input buffer");
-    if (files[k]) rc = ft_load_input(p, k, files[k], hin[k]);
-    else ft_fill_synthetic(&p->in[k], hin[k]);
+  for (int k = 0; k < p->n_in + p->n_out && !rc; k++) {
+    int is_out = k >= p->n_in, j = is_out ? k - p->n_in : k;
+    const ft_io_desc *d = is_out ? &p->out[j] : &p->in[j];
+    size_t nb;
+    if (ft_io_bytes_checked(d, &nb)) {
+      fprintf(stderr, "error: ");
+      ft_put_io_name(stderr, is_out ? "output" : "input", j, d->name);
+      fprintf(stderr, " has a shape whose size does not fit in memory\n");
+      rc = 2;
+      goto done;
+    }
+    FTC_CLI_CU(cudaMallocHost(is_out ? &hout[j] : &hin[j], nb + 64), is_out ? "pinned output buffer" : "pinned input buffer");
+    if (is_out) continue;
+    if (files[j]) rc = ft_load_input(p, j, files[j], hin[j]);
+    else ft_fill_synthetic(d, hin[j]);
   }
   if (rc) goto done;
-  for (int k = 0; k < p->n_out; k++) FTC_CLI_CU(cudaMallocHost(&hout[k], ft_io_bytes(&p->out[k]) + 64), "pinned output buffer");
   for (int i = 0; i < 4; i++) FTC_CLI_CU(cudaEventCreate(&ev[i]), "cudaEventCreate");
   st = (cudaStream_t)g->stream(ctx);
   /* the inputs go in once, so that --no-data-transfers computes on real data */
@@ -165,9 +169,12 @@ static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_progr
     ftc_stats sh = ftc_stats_of(h2d, iters), sd = ftc_stats_of(d2h, iters);
     double tput = iters * 1000.0 / t_all;
     if (json) {
-      printf("{\"program\": \"%s\", \"device\": \"%s\", \"precision\": \"%s\", \"cuda_graph\": %s, \"arch\": \"%s\", "
-             "\"data_transfers\": %s, \"warmup\": %d, \"iters\": %d, ",
-             p->name, prop.name, g->precision, g->graph ? "true" : "false", g->arch, transfers ? "true" : "false", warmup, iters);
+      printf("{\"program\": ");
+      ft_json_put(stdout, p->name);
+      printf(", \"device\": ");
+      ft_json_put(stdout, prop.name);
+      printf(", \"precision\": \"%s\", \"cuda_graph\": %s, \"arch\": \"%s\", \"data_transfers\": %s, \"warmup\": %d, \"iters\": %d, ",
+             g->precision, g->graph ? "true" : "false", g->arch, transfers ? "true" : "false", warmup, iters);
       ftc_stats_json("host_latency_ms", sl, 0);
       ftc_stats_json("gpu_compute_ms", sg, 0);
       ftc_stats_json("enqueue_ms", se, 0);
@@ -177,7 +184,10 @@ static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_progr
              "\"throughput_per_s\": %.3f, \"arena_bytes\": %zu}\n",
              sl.min, sl.mean, sl.median, sl.p90, sl.p99, sl.max, tput, p->arena_bytes);
     } else {
-      printf("%s on %s (%s%s, %s): %d iterations after %d warm-up%s\n", p->name, prop.name, g->precision,
+      ft_text_put(stdout, p->name);
+      printf(" on ");
+      ft_text_put(stdout, prop.name);
+      printf(" (%s%s, %s): %d iterations after %d warm-up%s\n", g->precision,
              g->graph ? ", CUDA graph" : "", g->arch, iters, warmup, transfers ? "" : ", no data transfers");
       ftc_stats_text("host latency", sl);
       ftc_stats_text("GPU compute", sg);
@@ -191,13 +201,14 @@ done:
   if (ctx) p->free(ctx);
   for (int k = 0; hin && k < p->n_in; k++) if (hin[k]) cudaFreeHost(hin[k]);
   for (int k = 0; hout && k < p->n_out; k++) if (hout[k]) cudaFreeHost(hout[k]);
-  free(hin); free(hout); free(lat); free(gpu); free(enq); free(h2d); free(d2h);
+  free(hin); free(hout); free(lat); free(gpu); free(enq); free(h2d); free(d2h); free((void *)files);
   return rc;
 }
 
 static int ftc_cli_main(int argc, char **argv, const ft_program *p, const ftc_program *g) {
   int bench = 0, transfers = 1, m = 0;
   char **args = (char **)calloc((size_t)argc + 1, sizeof(char *));
+  if (!args) { fprintf(stderr, "error: out of memory\n"); return 4; }
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (i && !strcmp(a, "--no-data-transfers")) { transfers = 0; continue; }

@@ -279,3 +279,164 @@ Test(cli, program_checks_its_weights, .timeout = 60) {
   cr_assert_eq(rc, 4, "%s", log);
   cr_assert_not(tu_exists(tu_fmt("%s/output_0.pb", res)));
 }
+
+/* ---- hostile inputs to the generated program ---------------------------------------------- */
+
+/* A folder, a FIFO or a missing file where an input file goes cannot be read: exit 4, and the
+ * message names it; a file of garbage or cut short is not a tensor: exit 2. Nothing is written. */
+Test(cli, program_tells_unreadable_inputs_from_bad_ones, .timeout = 60) {
+  char *prog = build_program(), *log, *res = tu_fmt("%s/res", outdir);
+  int rc = run_prog(prog, &log, dir, "--output-dir", res, NULL);
+  cr_assert_eq(rc, 4, "a folder: exit %d: %s", rc, log);
+  cr_assert(strstr(log, dir) && strstr(log, "folder"), "%s", log);
+  char *fifo = tu_fmt("%s/fifo.pb", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  rc = run_prog(prog, &log, fifo, "--output-dir", res, NULL);
+  cr_assert_eq(rc, 4, "a FIFO: exit %d: %s", rc, log);
+  rc = run_prog(prog, &log, tu_fmt("%s/missing.pb", dir), "--output-dir", res, NULL);
+  cr_assert_eq(rc, 4, "a missing file: exit %d: %s", rc, log);
+  /* a valid file cut short */
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23), *cut = tu_fmt("%s/cut.pb", dir);
+  size_t len;
+  char *bytes = tu_read(x, &len);
+  tb_write_bytes(cut, bytes, len - 3);
+  free(bytes);
+  rc = run_prog(prog, &log, cut, "--output-dir", res, NULL);
+  cr_assert_eq(rc, 2, "a truncated file: exit %d: %s", rc, log);
+  char *empty = tu_fmt("%s/empty.pb", dir);
+  tb_write_bytes(empty, "", 0);
+  rc = run_prog(prog, &log, empty, "--output-dir", res, NULL);
+  cr_assert_eq(rc, 2, "an empty file: exit %d: %s", rc, log);
+  cr_assert(strstr(log, "no data_type"), "%s", log);
+  cr_assert_not(tu_exists(res), "nothing written");
+  /* an output folder that is a file: exit 4, and the file is left as it was */
+  char *blocker = tu_fmt("%s/blocker", dir);
+  tb_write_bytes(blocker, "keep", 4);
+  rc = run_prog(prog, &log, x, "--output-dir", blocker, NULL);
+  cr_assert_eq(rc, 4, "%s", log);
+  bytes = tu_read(blocker, &len);
+  cr_assert(len == 4 && !memcmp(bytes, "keep", 4));
+  free(bytes);
+}
+
+/* An input given twice (by position and by name, or by name twice) is a usage error. */
+Test(cli, program_refuses_an_input_given_twice, .timeout = 60) {
+  char *prog = build_program(), *log;
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23), *named = tu_fmt("x=%s", x);
+  int rc = run_prog(prog, &log, x, "--input", named, NULL);
+  cr_assert_eq(rc, 1, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "twice"), "%s", log);
+  rc = run_prog(prog, &log, "--input", named, "--input", named);
+  cr_assert_eq(rc, 1, "exit %d: %s", rc, log);
+}
+
+/* Names from the model reach the terminal escaped: --help, and an error about the input. */
+Test(cli, model_names_are_printed_escaped, .timeout = 60) {
+  const char *evil = "x\x1b[2J\nrm -rf";
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value(evil, FT_FLOAT, "2,3"));
+  tb_add_node(gp, tb_node("Relu", "relu", evil, "y\x07"));
+  tb_add_output(gp, tb_value("y\x07", FT_FLOAT, NULL));
+  char *model = tu_fmt("%s/evil.onnx", dir), *prog = tu_fmt("%s/evilprog", dir), *log;
+  tb_write_model(tb_model(gp, 13), model);
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  cr_assert_eq(run_prog(prog, &log, "--help", NULL, NULL, NULL), 0, "%s", log);
+  cr_assert(strstr(log, "x\\x1b[2J\\x0arm -rf"), "the input's name, escaped: %s", log);
+  cr_assert(strstr(log, "y\\x07"), "the output's name, escaped: %s", log);
+  cr_assert_null(strchr(log, '\x1b'), "a raw escape byte reached the terminal");
+  cr_assert_null(strchr(log, '\x07'), "a raw bell byte reached the terminal");
+  const int64_t d33[2] = {3, 3};
+  cr_assert_eq(run_prog(prog, &log, tensor_file("big.pb", FT_FLOAT, 2, d33), NULL, NULL, NULL), 2, "%s", log);
+  cr_assert(strstr(log, "x\\x1b[2J"), "%s", log);
+  cr_assert_null(strchr(log, '\x1b'), "%s", log);
+}
+
+/* A buffer that cannot be allocated is an error with exit 4, not a crash. The program's input is
+ * 1 GiB; its address space is capped at 512 MiB. */
+Test(cli, program_out_of_memory_exits_4, .timeout = 120) {
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "268435456"));
+  tb_add_node(gp, tb_node("Relu", "relu", "x", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  char *model = tu_fmt("%s/big.onnx", dir), *prog = tu_fmt("%s/bigprog", dir), *log;
+  tb_write_model(tb_model(gp, 13), model);
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  char *cmd = tu_fmt("ulimit -v 524288 && exec '%s' --bench --iters 1 --warmup 0", prog);
+  char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+  int rc = tu_run(NULL, &log, sh);
+  cr_assert_eq(rc, 4, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "out of memory"), "%s", log);
+}
+
+/* ftax-eager shares the command line; a model of more inputs than any fixed table held (256)
+ * takes them all by position. */
+Test(cli, eager_takes_hundreds_of_inputs, .timeout = 60) {
+  enum { N = 300 };
+  Onnx__GraphProto *gp = tb_graph("g");
+  for (int i = 0; i < N; i++) {
+    char *in = tu_fmt("x%d", i), *out = tu_fmt("y%d", i);
+    tb_add_input(gp, tb_value(in, FT_FLOAT, "2,3"));
+    tb_add_node(gp, tb_node("Relu", tu_fmt("r%d", i), in, out));
+    tb_add_output(gp, tb_value(out, FT_FLOAT, NULL));
+  }
+  char *model = tu_fmt("%s/many.onnx", dir), *log, *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  tb_write_model(tb_model(gp, 13), model);
+  char *argv[N + 4] = {FTAX_BUILD_DIR "/ftax-eager", model};
+  for (int i = 0; i < N; i++) argv[2 + i] = x;
+  int rc = tu_run(NULL, &log, argv);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, log);
+  argv[2 + N] = x; /* one too many */
+  rc = tu_run(NULL, &log, argv);
+  cr_assert_eq(rc, 1, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "only 300 inputs"), "%s", log);
+}
+
+/* ftax-eager reads its input files with the same reader and exit codes, and what it prints of
+ * the model (its path in --profile, as text and JSON) is escaped. */
+Test(cli, eager_inputs_and_profile_are_hostile_safe, .timeout = 60) {
+  char *sub = tu_fmt("%s/m\x1b[31m", dir), *log;
+  mkdir(sub, 0777);
+  char *model = tu_fmt("%s/good\x07.onnx", sub), *x = tensor_file("x.pb", FT_FLOAT, 2, d23);
+  size_t len;
+  char *bytes = tu_read(good_model(), &len);
+  tb_write_bytes(model, bytes, len);
+  free(bytes);
+  char *eager = FTAX_BUILD_DIR "/ftax-eager";
+  char *a1[] = {eager, model, "--dim", "batch=2", x, "--profile", NULL};
+  int rc = tu_run(NULL, &log, a1);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "ftax-eager profile"), "%s", log);
+  cr_assert(strstr(log, "m\\x1b[31m/good\\x07.onnx"), "the path, escaped: %s", log);
+  cr_assert_null(strchr(log, '\x1b'), "a raw escape byte reached the terminal");
+  cr_assert_null(strchr(log, '\x07'), "a raw bell byte reached the terminal");
+  char *a2[] = {eager, model, "--dim", "batch=2", x, "--profile", "--json", NULL};
+  rc = tu_run(NULL, &log, a2);
+  cr_assert_eq(rc, 0, "exit %d: %s", rc, log);
+  cr_assert(strstr(log, "m\\\\x1b[31m/good\\\\x07.onnx"), "the path in JSON: %s", log);
+  cr_assert_null(strchr(log, '\x1b'));
+  /* input files: a folder is I/O (4), garbage is a wrong input (2) */
+  char *a3[] = {eager, model, "--dim", "batch=2", dir, NULL};
+  rc = tu_run(NULL, &log, a3);
+  cr_assert_eq(rc, 4, "a folder: exit %d: %s", rc, log);
+  char *junk = tu_fmt("%s/junk.pb", dir);
+  tb_write_bytes(junk, "\x0a\x05\x01", 3);
+  char *a4[] = {eager, model, "--dim", "batch=2", junk, NULL};
+  rc = tu_run(NULL, &log, a4);
+  cr_assert_eq(rc, 2, "garbage: exit %d: %s", rc, log);
+}
+
+/* ftax-compare on matching, mismatching and unreadable files (under LeakSanitizer a leak of the
+ * tensors it read is an error too). */
+Test(cli, compare_exit_codes, .timeout = 60) {
+  char *x = tensor_file("x.pb", FT_FLOAT, 2, d23), *log;
+  const int64_t d33[2] = {3, 3};
+  char *y = tensor_file("y.pb", FT_FLOAT, 2, d33);
+  char *same[] = {FTAX_COMPARE, x, x, NULL};
+  cr_assert_eq(tu_run(NULL, &log, same), 0, "%s", log);
+  char *other[] = {FTAX_COMPARE, x, y, NULL};
+  cr_assert_eq(tu_run(NULL, &log, other), 5, "%s", log);
+  char *folder[] = {FTAX_COMPARE, x, dir, NULL};
+  cr_assert_eq(tu_run(NULL, &log, folder), 2, "%s", log);
+}

@@ -5,7 +5,7 @@
 
 static char *dir;
 static void setup(void) { dir = tu_tmpdir(); }
-static void teardown(void) { tu_rmtree(dir); }
+static void teardown(void) { tu_rmtree(dir); free(dir); }
 TestSuite(tensorio, .init = setup, .fini = teardown);
 
 /* Deterministic bytes for a tensor of any type (values need not be meaningful numbers, except
@@ -52,6 +52,8 @@ Test(tensorio, write_read_round_trip_every_dtype_and_rank) {
       /* no temporary file is left next to it */
       char *listing = tu_listdir(dir);
       cr_assert_null(strstr(listing, ".tmp"), "left behind: %s", listing);
+      free(listing);
+      free(path);
       free(back.t.data);
       free(t.data);
     }
@@ -78,6 +80,7 @@ Test(tensorio, written_files_parse_with_protobuf_c) {
     cr_assert_arr_eq(tp->raw_data.data, t.data, ft_nbytes(&t));
     onnx__tensor_proto__free_unpacked(tp, NULL);
     free(bytes);
+    free(path);
     free(t.data);
   }
 }
@@ -102,6 +105,7 @@ static void cross_check(Onnx__TensorProto *tp, const ft_tensor *expect, const ch
   cr_assert_eq(ft_tensor_from_proto(up, ".", &theirs, &e), 0, "%s: loader: %s", what, e.msg);
   assert_same(expect, &theirs, what);
   onnx__tensor_proto__free_unpacked(up, NULL);
+  onnx__tensor_proto__free_unpacked(tp, NULL); /* built by tb_*, all of it malloc'ed */
   free(mine.t.data);
   free(theirs.data);
   free(buf);
@@ -232,6 +236,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   size_t n = onnx__tensor_proto__get_packed_size(tp);
   uint8_t *buf = malloc(n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert_not_null(why);
   cr_assert_null(out.t.data, "no data handed out on failure");
@@ -241,6 +246,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert(strstr(why, "raw_data"), "%s", why);
 
@@ -250,6 +256,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
 
   /* no data_type */
@@ -258,6 +265,7 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
 
   /* external data cannot be a tensor file */
@@ -266,8 +274,10 @@ Test(tensorio, mismatched_counts_are_errors) {
   n = onnx__tensor_proto__get_packed_size(tp);
   buf = realloc(buf, n);
   onnx__tensor_proto__pack(tp, buf);
+  onnx__tensor_proto__free_unpacked(tp, NULL);
   cr_assert_eq(ft_pb_decode_tensor(buf, n, &out, &why), -1);
   cr_assert(strstr(why, "external"), "%s", why);
+  free(buf);
 }
 
 /* Every strict prefix of a valid file is an error, never a different tensor. */
@@ -286,13 +296,19 @@ Test(tensorio, truncated_files_are_errors) {
     cr_assert_not_null(why);
     if (k == len / 2 || k == len - 1) {
       tb_write_bytes(cut, bytes, k);
-      cr_assert_eq(ft_pb_read_tensor(cut, &out, &why), -1, "file cut at %zu bytes", k);
+      cr_assert_eq(ft_pb_read_tensor(cut, &out, &why), FT_PB_EBAD, "file cut at %zu bytes", k);
     }
   }
+  free(t.data);
+  free(bytes);
+  free(cut);
+  free(path);
   ft_pb_tensor out;
   const char *why;
-  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/none.pb", dir), &out, &why), -1);
-  cr_assert(strstr(why, "open"), "%s", why);
+  char *none = tu_fmt("%s/none.pb", dir);
+  cr_assert_eq(ft_pb_read_tensor(none, &out, &why), FT_PB_EIO);
+  free(none);
+  cr_assert(strstr(why, "no such file"), "%s", why);
 }
 
 Test(tensorio, half_and_bfloat16_conversions) {
@@ -333,4 +349,114 @@ Test(tensorio, uint16_files_stand_for_bfloat16_and_nothing_else) {
       cr_assert_eq(ok, expect, "%s file where %s is wanted", ft_dtype_name(file), ft_dtype_name(want));
       cr_assert_eq(t.dtype, ok ? want : file, "the dtype changes only when the file is accepted");
     }
+}
+
+/* ---- hostile files ------------------------------------------------------------------------ */
+
+#include <sys/resource.h>
+
+static int decode(const void *bytes, size_t n, ft_pb_tensor *out, const char **why) {
+  return ft_pb_decode_tensor((const uint8_t *)bytes, n, out, why);
+}
+
+/* Keep this process's address space to what it uses now plus 256 MiB, so that a reader that
+ * allocates what a file claims fails with "out of memory" instead of quietly succeeding on an
+ * overcommitting machine. Not under AddressSanitizer, which reserves terabytes of shadow. */
+static void cap_address_space(void) {
+#if !defined(__SANITIZE_ADDRESS__)
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (!f) return;
+  if (fscanf(f, "%lu", &pages) != 1) pages = 0;
+  fclose(f);
+  if (!pages) return;
+  struct rlimit rl;
+  cr_assert_eq(getrlimit(RLIMIT_AS, &rl), 0);
+  rlim_t want = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) return; /* already tighter */
+  rl.rlim_cur = want;
+  cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+#endif
+}
+
+/* A file of a few bytes whose dims claim gigabytes is refused for what it is (its data is not
+ * there), before a buffer of the claimed size is made. */
+Test(tensorio, claimed_sizes_are_checked_against_the_file_before_allocating) {
+  cap_address_space();
+  ft_pb_tensor out;
+  const char *why;
+  /* 27 bytes: dims [2^31, 1] float (8 GiB), raw_data of 4 bytes */
+  uint8_t big[] = {0x0a, 0x06, 0x80, 0x80, 0x80, 0x80, 0x08, 0x01, /* dims, packed */
+                   0x10, 0x01,                                     /* data_type float */
+                   0x42, 0x01, 'x',                                /* name */
+                   0x4a, 0x04, 0, 0, 0x80, 0x3f,                   /* raw_data: 1.0f */
+                   0x22, 0x00, 0x22, 0x00, 0x22, 0x00, 0x22, 0x00};  /* empty float_data */
+  cr_assert_eq(sizeof big, 27);
+  cr_assert_eq(decode(big, sizeof big, &out, &why), -1);
+  cr_assert(strstr(why, "raw_data size does not match"), "%s", why);
+  cr_assert_null(out.t.data);
+  /* the same claim with typed values: 3 floats for 2^31 */
+  uint8_t typed[] = {0x0a, 0x06, 0x80, 0x80, 0x80, 0x80, 0x08, 0x01, 0x10, 0x01,
+                     0x22, 0x0c, 0, 0, 0x80, 0x3f, 0, 0, 0x80, 0x3f, 0, 0, 0x80, 0x3f};
+  cr_assert_eq(decode(typed, sizeof typed, &out, &why), -1);
+  cr_assert(strstr(why, "element count does not match"), "%s", why);
+  /* int64 values for 2^40 x 2^20 elements (the byte size overflows 63 bits) */
+  uint8_t over[] = {0x0a, 0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0x80, 0x80, 0x40, 0x01,
+                    0x10, 0x07, 0x3a, 0x01, 0x05};
+  cr_assert_eq(decode(over, sizeof over, &out, &why), -1);
+  cr_assert(strstr(why, "overflow"), "%s", why);
+  /* a negative dim (a 10-byte varint) */
+  uint8_t neg[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10, 0x01, 0x4a, 0x00};
+  cr_assert_eq(decode(neg, sizeof neg, &out, &why), -1);
+  cr_assert(strstr(why, "negative"), "%s", why);
+  /* a dim of 2^63 - 1 with no data */
+  uint8_t huge[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x10, 0x02};
+  cr_assert_eq(decode(huge, sizeof huge, &out, &why), -1);
+  cr_assert_null(out.t.data);
+}
+
+/* A file with no data_type (an empty file, or another message) says so. */
+Test(tensorio, no_data_type_is_named_as_such) {
+  ft_pb_tensor out;
+  const char *why;
+  cr_assert_eq(decode("", 0, &out, &why), -1);
+  cr_assert(strstr(why, "no data_type"), "%s", why);
+  char *empty = tu_fmt("%s/empty.pb", dir);
+  tb_write_bytes(empty, "", 0);
+  cr_assert_eq(ft_pb_read_tensor(empty, &out, &why), FT_PB_EBAD);
+  cr_assert(strstr(why, "no data_type"), "%s", why);
+  free(empty);
+  uint8_t dims_only[] = {0x08, 0x03};
+  cr_assert_eq(decode(dims_only, sizeof dims_only, &out, &why), -1);
+  cr_assert(strstr(why, "no data_type"), "%s", why);
+  uint8_t strings[] = {0x10, 0x08}; /* data_type STRING */
+  cr_assert_eq(decode(strings, sizeof strings, &out, &why), -1);
+  cr_assert(strstr(why, "unsupported data_type"), "%s", why);
+}
+
+/* What is not a regular file is an I/O error (FT_PB_EIO), told apart from a file that holds no
+ * valid tensor (FT_PB_EBAD), and a FIFO is not waited on. */
+Test(tensorio, only_regular_files_are_read, .timeout = 10) {
+  ft_pb_tensor out;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(dir, &out, &why), FT_PB_EIO);
+  cr_assert(strstr(why, "folder"), "%s", why);
+  char *fifo = tu_fmt("%s/fifo.pb", dir);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  cr_assert_eq(ft_pb_read_tensor(fifo, &out, &why), FT_PB_EIO, "a FIFO: %s", why);
+  cr_assert(strstr(why, "regular"), "%s", why);
+  cr_assert_eq(ft_pb_read_tensor("/dev/null", &out, &why), FT_PB_EIO);
+  char *junk = tu_fmt("%s/junk.pb", dir);
+  tb_write_bytes(junk, "\xff\xff\xff", 3);
+  cr_assert_eq(ft_pb_read_tensor(junk, &out, &why), FT_PB_EBAD);
+  free(junk);
+  free(fifo);
+  if (geteuid() != 0) { /* root reads anything */
+    char *locked = tu_fmt("%s/locked.pb", dir);
+    tb_write_bytes(locked, "\x10\x01", 2);
+    chmod(locked, 0);
+    cr_assert_eq(ft_pb_read_tensor(locked, &out, &why), FT_PB_EIO);
+    cr_assert(strstr(why, "permission"), "%s", why);
+    free(locked);
+  }
 }

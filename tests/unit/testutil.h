@@ -332,6 +332,7 @@ static char *tu_tmpdir(void) {
   mkdir(base, 0777);
   char *dir = tu_fmt("%s/XXXXXX", base);
   cr_assert(mkdtemp(dir), "mkdtemp under %s", base);
+  free(base);
   return dir;
 }
 
