@@ -29,7 +29,8 @@ static int bind_input(ft_graph *g, const char *spec, ft_err *e) {
   ft_value *v = &g->vals[g->inputs[k]];
   ft_pb_tensor t;
   const char *why;
-  if (ft_pb_read_tensor(eq + 1, &t, &why)) return ft_fail(e, FT_EINVALID, "%s: %s (for --bind)", eq + 1, why);
+  int rd = ft_pb_read_tensor(eq + 1, &t, &why);
+  if (rd) return ft_fail(e, rd == FT_PB_EIO ? FT_EIO : FT_EINVALID, "%s: %s (for --bind)", eq + 1, why);
   if (!ft_pb_accept_dtype(&t.t, v->t.dtype) || (v->t.rank >= 0 && t.t.rank != v->t.rank)) {
     free(t.t.data);
     return ft_fail(e, FT_EINVALID, "%s: input '%s' is %s of rank %d; the file holds %s of rank %d", eq + 1, v->name,
