@@ -666,9 +666,10 @@ Test(fuse_cnn, elementwise_long_chains_and_many_inputs_split_at_the_limits) {
 Test(fuse_cnn, elementwise_rejects_a_malformed_program) {
   begin("ew_bad");
   input("x", "4");
-  /* a model may not use the private domain, so the node is loaded as a Relu and made the fused op
-   * in memory: the check under test is the op's own */
-  Onnx__NodeProto *n = node("Relu", "x", "y");
+  /* a model may not use the private domain, so the node is loaded in a domain the loader has no
+   * signatures for and made the fused op in memory: the check under test is the op's own */
+  Onnx__NodeProto *n = node("Elementwise", "x", "y");
+  n->domain = strdup("test");
   const int64_t prog[5] = {FT_EW_ADD, 1000, 0, 7, 0}; /* reads register 7: nothing */
   tb_attr_ints(n, "program", prog, 5);
   const int64_t shape[1] = {4};

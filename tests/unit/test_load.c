@@ -435,15 +435,15 @@ Test(load, external_data_errors) {
 
 /* ---- model-local functions --------------------------------------------------------------- */
 
-/* local.AddScale(A, B) -> C:  T = Add(A, B); C = Mul(T, T) with Mul's "gain" := caller's "g" and
- * "unset" := caller's "u" (never given). */
+/* local.AddScale(A, B) -> C:  T = Add(A, B); C = Gemm(T, T) with Gemm's "alpha" := caller's "g",
+ * "beta" := caller's "u" (never given) and transB fixed at 1. */
 static Onnx__FunctionProto *add_scale_function(void) {
   Onnx__FunctionProto *f = tb_function("local", "AddScale", "A,B", "C", "g,u");
   Onnx__NodeProto *add = tb_node("Add", "add", "A,B", "T");
-  Onnx__NodeProto *mul = tb_node("Mul", "mul", "T,T", "C");
-  tb_attr_ref(mul, "gain", "g", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
-  tb_attr_ref(mul, "unset", "u", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-  tb_attr_int(mul, "fixed", 5);
+  Onnx__NodeProto *mul = tb_node("Gemm", "mul", "T,T", "C");
+  tb_attr_ref(mul, "alpha", "g", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  tb_attr_ref(mul, "beta", "u", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+  tb_attr_int(mul, "transB", 1);
   TB_PUSH(f->node, f->n_node, add);
   TB_PUSH(f->node, f->n_node, mul);
   return f;
@@ -469,7 +469,7 @@ Test(load, model_local_functions_are_inlined) {
   ft_graph *g = tu_roundtrip(m, dir, "m.onnx");
 
   cr_assert_eq(g->n_nodes, 4, "two calls of two nodes each, no call nodes left");
-  const char *ops[4] = {"Add", "Mul", "Add", "Mul"};
+  const char *ops[4] = {"Add", "Gemm", "Add", "Gemm"};
   for (int i = 0; i < 4; i++) {
     cr_assert_str_eq(g->nodes[i].op_type, ops[i]);
     cr_assert_str_eq(g->nodes[i].domain, "");
@@ -489,12 +489,12 @@ Test(load, model_local_functions_are_inlined) {
   cr_assert_eq(g->nodes[3].in[0], t2);
   cr_assert_eq(ft_value_find(g, "T"), -1, "no unprefixed body value leaks into the graph");
   /* attribute references take each caller's value; unreferenced ones are absent */
-  cr_assert_float_eq(ft_attr_float(&g->nodes[1], "gain", 0), 2.5f, 0);
-  cr_assert_float_eq(ft_attr_float(&g->nodes[3], "gain", 0), -1.0f, 0);
-  cr_assert_eq(ft_attr_find(&g->nodes[1], "gain")->type, FT_ATTR_FLOAT);
-  cr_assert_null(ft_attr_find(&g->nodes[1], "unset"));
+  cr_assert_float_eq(ft_attr_float(&g->nodes[1], "alpha", 0), 2.5f, 0);
+  cr_assert_float_eq(ft_attr_float(&g->nodes[3], "alpha", 0), -1.0f, 0);
+  cr_assert_eq(ft_attr_find(&g->nodes[1], "alpha")->type, FT_ATTR_FLOAT);
+  cr_assert_null(ft_attr_find(&g->nodes[1], "beta"));
   cr_assert_null(ft_attr_find(&g->nodes[1], "g"), "the caller's name does not leak in");
-  cr_assert_eq(ft_attr_int(&g->nodes[3], "fixed", 0), 5);
+  cr_assert_eq(ft_attr_int(&g->nodes[3], "transB", 0), 1);
   ft_graph_free(g);
 }
 
@@ -542,7 +542,7 @@ Test(load, nested_functions_are_inlined) {
   cr_assert_eq(g->nodes[0].in[0], ft_value_find(g, "x"));
   cr_assert_eq(g->nodes[0].in[1], ft_value_find(g, "x"));
   cr_assert_eq(g->nodes[1].out[0], ft_value_find(g, "y"));
-  cr_assert_float_eq(ft_attr_float(&g->nodes[1], "gain", 0), 4.0f, 0, "a reference through two levels");
+  cr_assert_float_eq(ft_attr_float(&g->nodes[1], "alpha", 0), 4.0f, 0, "a reference through two levels");
   ft_graph_free(g);
 }
 

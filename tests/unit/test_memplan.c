@@ -466,7 +466,9 @@ static Onnx__ModelProto *random_model(int n_nodes) {
       tb_attr_int(n, "n", sizes[rnd(sizeof sizes / sizeof sizes[0])]);
       break;
     }
-    if (rnd(5) == 0 && strcmp(n->op_type, "View") != 0) tb_attr_int(n, "scratch", 1 + rnd(3000));
+    /* the test ops read "scratch"; the real Add has no such attribute */
+    if (rnd(5) == 0 && n->domain && !strcmp(n->domain, "test") && strcmp(n->op_type, "View") != 0)
+      tb_attr_int(n, "scratch", 1 + rnd(3000));
     tb_add_node(gp, n);
     snprintf(names[nvals++], 16, "%s", out);
     if (rnd(8) == 0) tb_add_output(gp, tb_value(out, FT_FLOAT, NULL));

@@ -61,7 +61,7 @@ Test(resize, linear_half_pixel_matches_reference) {
 
 Test(scatter, elements_in_place_equals_copy) {
   int64_t xd[2] = {3, 4}, id[2] = {2, 4};
-  int64_t ind[8] = {0, 2, 1, -1, 2, 0, 0, 3};
+  int64_t ind[8] = {0, 2, 1, -1, 2, 0, 0, -3}; /* along axis 0, of size 3 */
   float upd[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   float want[12];
   for (int pass = 0; pass < 2; pass++) {
