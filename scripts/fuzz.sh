@@ -13,9 +13,10 @@ secs=${1:-60}
 targets=${*:-fuzz_model fuzz_tensor fuzz_extpath}
 b=build-fuzz
 if ! command -v clang >/dev/null; then echo "fuzz.sh: clang is missing (scripts/install-deps.sh installs it)" >&2; exit 1; fi
-CC=clang cmake -S . -B $b -DFTAX_FUZZ=ON -DCMAKE_BUILD_TYPE=Release >$b.configure.log 2>&1 ||
-  { cat $b.configure.log; exit 1; }
-cmake --build $b -j"${FTAX_FUZZ_BUILD_JOBS:-2}" >$b.build.log 2>&1 || { tail -n 40 $b.build.log; exit 1; }
+mkdir -p $b
+CC=clang cmake -S . -B $b -DFTAX_FUZZ=ON -DCMAKE_BUILD_TYPE=Release >$b/configure.log 2>&1 ||
+  { cat $b/configure.log; exit 1; }
+cmake --build $b -j"${FTAX_FUZZ_BUILD_JOBS:-2}" >$b/build.log 2>&1 || { tail -n 40 $b/build.log; exit 1; }
 sh tests/fuzz/seeds.sh $b/ftax-fuzz-seedtool $b/seeds 65536 >/dev/null || exit 1
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

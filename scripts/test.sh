@@ -16,7 +16,7 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 
 t0=$(date +%s)
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DFTAX_SANITIZE=ON >/dev/null
-cmake --build build-asan -j"$jobs" >build-asan.build.log 2>&1 || { tail -n 40 build-asan.build.log; exit 1; }
+cmake --build build-asan -j"$jobs" >build-asan/build.log 2>&1 || { tail -n 40 build-asan/build.log; exit 1; }
 t1=$(date +%s)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|e2e|conformance|fuzz|malformed' \
