@@ -154,16 +154,16 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
                    tp->raw_data.len, nbytes);
       goto done;
     }
-    memcpy(t->data, tp->raw_data.data, nbytes);
+    if (nbytes) memcpy(t->data, tp->raw_data.data, nbytes);
   } else if (t->dtype == FT_FLOAT) {
     COUNT_CHECK(tp->n_float_data);
-    memcpy(t->data, tp->float_data, nbytes);
+    if (nbytes) memcpy(t->data, tp->float_data, nbytes);
   } else if (t->dtype == FT_DOUBLE) {
     COUNT_CHECK(tp->n_double_data);
-    memcpy(t->data, tp->double_data, nbytes);
+    if (nbytes) memcpy(t->data, tp->double_data, nbytes);
   } else if (t->dtype == FT_INT64) {
     COUNT_CHECK(tp->n_int64_data);
-    memcpy(t->data, tp->int64_data, nbytes);
+    if (nbytes) memcpy(t->data, tp->int64_data, nbytes);
   } else if (t->dtype == FT_UINT32 || t->dtype == FT_UINT64) {
     COUNT_CHECK(tp->n_uint64_data);
     for (int64_t i = 0; i < n; i++) {
@@ -196,7 +196,7 @@ static int convert_attr(const Onnx__AttributeProto *ap, const char *dir, ft_attr
   a->f = ap->f;
   if (ap->has_s) {
     a->s = malloc(ap->s.len + 1);
-    memcpy(a->s, ap->s.data, ap->s.len);
+    if (ap->s.len) memcpy(a->s, ap->s.data, ap->s.len);
     a->s[ap->s.len] = 0;
     a->s_len = ap->s.len;
   }
@@ -214,7 +214,7 @@ static int convert_attr(const Onnx__AttributeProto *ap, const char *dir, ft_attr
     a->strings = malloc(sizeof(char *) * ap->n_strings);
     for (size_t i = 0; i < ap->n_strings; i++) {
       a->strings[i] = malloc(ap->strings[i].len + 1);
-      memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
+      if (ap->strings[i].len) memcpy(a->strings[i], ap->strings[i].data, ap->strings[i].len);
       a->strings[i][ap->strings[i].len] = 0;
     }
   }

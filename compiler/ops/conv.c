@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "conv.h"
+#include "dimmath.h"
 #include "op.h"
 #include "window.h"
 
@@ -100,7 +101,8 @@ static int conv_infer(ft_opctx *c) {
   if (rc) return rc;
   const ft_tensor *x = c->in[0], *w = c->in[1];
   int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[0];
-  if (C % g || w->dims[1] * g != C || CO % g)
+  int64_t cg;
+  if (C % g || __builtin_mul_overflow(w->dims[1], g, &cg) || cg != C || CO % g)
     return ft_infer_fail(c, FT_EINVALID, "X has %lld channels and W is [%lld, %lld, ...] with group %lld: W must be [C_out, C_in/group, ...] with C_out divisible by group",
                          (long long)C, (long long)CO, (long long)w->dims[1], (long long)g);
   return conv_output(c, CO, k, nk, conv_window);
@@ -174,9 +176,19 @@ static int convt_window(ft_opctx *c, const int64_t *k, int nk, ft_window *w) {
     if (k[i] < 1 || s < 1 || d < 1) return ft_infer_fail(c, FT_EINVALID, "kernel, strides and dilations must be positive");
     w->in[i] = in;
     w->k[i] = k[i];
-    int64_t full = s * (in - 1) + opad[i] + (k[i] - 1) * d + 1;
+    /* full = s * (in - 1) + opad + (k - 1) * d + 1, every step checked (attributes are the model's) */
+    int64_t full, t1, t2;
+    if (opad[i] < 0) return ft_infer_fail(c, FT_EINVALID, "output_padding must not be negative");
+    if (__builtin_mul_overflow(s, in - 1, &t1) || __builtin_mul_overflow(k[i] - 1, d, &t2) ||
+        __builtin_add_overflow(t1, t2, &full) || __builtin_add_overflow(full, opad[i], &full) ||
+        __builtin_add_overflow(full, 1, &full))
+      return ft_infer_fail(c, FT_EUNSUPPORTED, "the output of spatial dim %d is too large (input %lld, kernel %lld, stride %lld, dilation %lld)",
+                           i, (long long)in, (long long)k[i], (long long)s, (long long)d);
     if (have_oshape || same) {
-      int64_t o = have_oshape ? oshape[i] : in * s, total = full - o;
+      int64_t o = oshape[i], total;
+      if (!have_oshape && ft_dim_mul(c, in, s, &o, "the output (input x stride)")) return c->err->code;
+      if (o < 1) return ft_infer_fail(c, FT_EINVALID, "output spatial dim %d would be %lld", i, (long long)o);
+      total = full - o; /* both positive: no overflow */
       if (total < 0) { w->pb[i] = 0; w->pe[i] = total; } /* a larger output: extra at the end */
       else if (!strcmp(ap, "SAME_UPPER")) { w->pb[i] = total / 2; w->pe[i] = total - total / 2; }
       else { w->pb[i] = total - total / 2; w->pe[i] = total / 2; }
@@ -184,7 +196,8 @@ static int convt_window(ft_opctx *c, const int64_t *k, int nk, ft_window *w) {
     } else {
       if (!strcmp(ap, "NOTSET") || !*ap) { w->pb[i] = pads[i]; w->pe[i] = pads[nk + i]; }
       if (w->pb[i] < 0 || w->pe[i] < 0) return ft_infer_fail(c, FT_EUNSUPPORTED, "negative pads are not supported");
-      w->out[i] = full - w->pb[i] - w->pe[i];
+      w->out[i] = full - w->pb[i]; /* both non-negative */
+      if (__builtin_sub_overflow(w->out[i], w->pe[i], &w->out[i])) w->out[i] = 0;
     }
     if (w->out[i] < 1) return ft_infer_fail(c, FT_EINVALID, "output spatial dim %d would be %lld", i, (long long)w->out[i]);
   }
@@ -197,7 +210,8 @@ static int convt_infer(ft_opctx *c) {
   int rc = conv_common(c, k, &nk);
   if (rc) return rc;
   const ft_tensor *x = c->in[0], *w = c->in[1];
-  int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO = w->dims[1] * g;
+  int64_t g = ft_attr_int(c->node, "group", 1), C = x->dims[1], CO;
+  if (ft_dim_mul(c, w->dims[1], g, &CO, "C_out (W's dim 1 x group)")) return c->err->code;
   if (w->dims[0] != C || C % g)
     return ft_infer_fail(c, FT_EINVALID, "X has %lld channels but W is [%lld, ...] with group %lld: W must be [C_in, C_out/group, ...]",
                          (long long)C, (long long)w->dims[0], (long long)g);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cast.h"
+#include "dimmath.h"
 #include "movement.h"
 #include "op.h"
 #include "where.h"
@@ -276,19 +277,21 @@ static int slice_params(ft_opctx *c, int64_t *first, int64_t *step, int64_t *len
     if (seen[ax]++) return ft_infer_fail(c, FT_EINVALID, "axis %d is sliced twice", ax), -1;
     int64_t dim = x->dims[ax], s = ns >= 0 ? steps[i] : 1, b = starts[i], e = ends[i];
     if (s == 0) return ft_infer_fail(c, FT_EINVALID, "step is 0 on axis %d", ax), -1;
+    if (s == INT64_MIN) s = -INT64_MAX; /* same slice; -s must not overflow */
     if (b < 0) b += dim;
     if (e < 0) e += dim;
     if (s > 0) {
       b = b < 0 ? 0 : b > dim ? dim : b;
       e = e < 0 ? 0 : e > dim ? dim : e;
-      len[ax] = e > b ? (e - b + s - 1) / s : 0;
+      len[ax] = e > b ? 1 + (e - b - 1) / s : 0; /* ceil((e - b) / s) without overflow for a huge s */
     } else {
       b = b < 0 ? -1 : b > dim - 1 ? dim - 1 : b;
       e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-      len[ax] = b > e ? (b - e + (-s) - 1) / (-s) : 0;
+      len[ax] = b > e ? 1 + (b - e - 1) / (-s) : 0;
     }
     first[ax] = len[ax] ? b : 0;
-    step[ax] = s;
+    /* a step that takes one element (or none) never moves: keep the plan's strides small */
+    step[ax] = len[ax] > 1 ? s : 1;
   }
   return 0;
 }
@@ -423,7 +426,7 @@ static int tile_infer(ft_opctx *c) {
   y->rank = x->rank;
   for (int d = 0; d < n; d++) {
     if (rep[d] < 0) return ft_infer_fail(c, FT_EINVALID, "repeats[%d] is negative", d);
-    y->dims[d] = x->dims[d] * rep[d];
+    if (ft_dim_mul(c, x->dims[d], rep[d], &y->dims[d], "the output of Tile")) return c->err->code;
   }
   return 0;
 }
@@ -449,6 +452,13 @@ static int d2s_check(ft_opctx *c, int64_t *bs) {
   *bs = ft_attr_int(c->node, "blocksize", 0);
   if (x->rank != 4) return ft_infer_fail(c, FT_EINVALID, "needs a 4-D input, not rank %d", x->rank);
   if (*bs < 1) return ft_infer_fail(c, FT_EINVALID, "blocksize must be positive");
+  /* blocksize^2 divides (DepthToSpace) or multiplies (SpaceToDepth) the channels: keep it and
+   * its products with the input's dims inside int64 */
+  int64_t bs2, t;
+  if (ft_dim_mul(c, *bs, *bs, &bs2, "blocksize^2") || ft_dim_mul(c, bs2, x->dims[1], &t, "blocksize^2 x channels") ||
+      ft_dim_mul(c, *bs, x->dims[2], &t, "blocksize x height") || ft_dim_mul(c, *bs, x->dims[3], &t, "blocksize x width") ||
+      ft_dim_mul(c, bs2, ft_numel(x), &t, "blocksize^2 x the input's elements"))
+    return c->err->code;
   return 0;
 }
 
@@ -557,7 +567,7 @@ static int pad_infer(ft_opctx *c) {
   y->rank = x->rank;
   for (int d = 0; d < x->rank; d++) {
     if (__builtin_add_overflow(x->dims[d], before[d], &y->dims[d]) || __builtin_add_overflow(y->dims[d], after[d], &y->dims[d]))
-      return ft_infer_fail(c, FT_EINVALID, "the pads of dim %d overflow", d);
+      return ft_infer_fail(c, FT_EUNSUPPORTED, "pads of dim %d (%lld and %lld) are too large", d, (long long)before[d], (long long)after[d]);
     if (y->dims[d] < 0) return ft_infer_fail(c, FT_EINVALID, "pads crop dim %d below zero", d);
     if (mode && x->dims[d] == 0 && y->dims[d] > 0)
       return ft_infer_fail(c, FT_EINVALID, "cannot pad an empty dim %d in mode '%s'", d, ft_attr_str(c->node, "mode", ""));

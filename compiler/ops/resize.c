@@ -18,6 +18,15 @@ typedef struct geometry {
   double scale[FT_MAX_RANK], r0[FT_MAX_RANK], r1[FT_MAX_RANK];
 } geometry;
 
+/* An output size computed in floating point from scales: checked before the conversion (a
+ * hostile scale gives NaN, a negative or an out-of-range value, and converting those is UB). */
+static int out_dim(ft_opctx *c, double v, int64_t *out) {
+  if (!(v >= 0 && v < 9.2e18))
+    return ft_infer_fail(c, v >= 0 ? FT_EUNSUPPORTED : FT_EINVALID, "an output size computed from the scales is %g", v);
+  *out = (int64_t)v;
+  return 0;
+}
+
 static int lookup(ft_opctx *c, const char *attr, const char *dflt, const char *const *names, int *out) {
   const char *v = ft_attr_str(c->node, attr, dflt);
   for (int i = 0; names[i]; i++)
@@ -82,7 +91,7 @@ static int geometry_of(ft_opctx *c, geometry *g) {
     s = a->floats;
     for (int d = 0; d < x->rank; d++) {
       g->scale[d] = s[d];
-      g->out[d] = (int64_t)floor((double)x->dims[d] * s[d]);
+      if (out_dim(c, floor((double)x->dims[d] * s[d]), &g->out[d])) return c->err->code;
     }
   } else if (!v10 && present(c, sizes_in)) {
     if ((rc = ft_need_const(c, sizes_in, "sizes"))) return rc;
@@ -107,7 +116,7 @@ static int geometry_of(ft_opctx *c, geometry *g) {
       for (int i = 0; i < na; i++) {
         int d = axes[i];
         g->scale[d] = common;
-        g->out[d] = (int64_t)floor((double)x->dims[d] * common + 0.5);
+        if (out_dim(c, floor((double)x->dims[d] * common + 0.5), &g->out[d])) return c->err->code;
       }
   } else if (scales_in < c->n_in && c->in[scales_in]) {
     if ((rc = ft_need_const(c, scales_in, "scales"))) return rc;
@@ -118,7 +127,7 @@ static int geometry_of(ft_opctx *c, geometry *g) {
       int d = axes[i];
       g->scale[d] = ft_const_real(s, i);
       if (!(g->scale[d] > 0)) return ft_infer_fail(c, FT_EINVALID, "scales[%d] is %g; scales must be positive", i, g->scale[d]);
-      g->out[d] = (int64_t)floor((double)x->dims[d] * g->scale[d]);
+      if (out_dim(c, floor((double)x->dims[d] * g->scale[d]), &g->out[d])) return c->err->code;
     }
   } else {
     return ft_infer_fail(c, FT_EINVALID, "needs scales or sizes");

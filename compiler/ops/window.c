@@ -33,36 +33,50 @@ int ft_window_infer(ft_opctx *c, const ft_tensor *x, const int64_t *k, int nk, i
     if (kk < 1 || s < 1 || d < 1)
       return ft_infer_fail(c, FT_EINVALID, "kernel, strides and dilations must be positive (dim %d: %lld, %lld, %lld)",
                            i, (long long)kk, (long long)s, (long long)d);
-    int64_t span = (kk - 1) * d + 1, out;
+    /* every step checked: strides, dilations, pads and kernel_shape come from the model, and a
+     * dim of an empty input may be huge */
+    int64_t span, out, t1, t2;
+#define OVF(x) if (x) goto overflow
+    OVF(__builtin_mul_overflow(kk - 1, d, &span) || __builtin_add_overflow(span, 1, &span));
     w->in[i] = in;
     w->k[i] = kk;
     if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
-      out = (in + s - 1) / s;
-      int64_t total = (out - 1) * s + span - in;
+      out = in / s + (in % s != 0); /* ceil(in / s) */
+      int64_t total;
+      OVF(__builtin_mul_overflow(out > 0 ? out - 1 : 0, s, &t1) || __builtin_add_overflow(t1, span, &t2) ||
+          __builtin_sub_overflow(t2, in, &total));
       if (total < 0) total = 0;
       int64_t small = total / 2, big = total - small;
       w->pb[i] = !strcmp(ap, "SAME_UPPER") ? small : big;
       w->pe[i] = total - w->pb[i];
     } else if (!strcmp(ap, "VALID")) {
       out = in >= span ? (in - span) / s + 1 : 0;
-      if (ceil_mode && in >= span) out = (in - span + s - 1) / s + 1;
+      if (ceil_mode && in >= span) out = (in - span) / s + ((in - span) % s != 0) + 1;
     } else if (!strcmp(ap, "NOTSET") || !*ap) {
       w->pb[i] = pads[i];
       w->pe[i] = pads[n + i];
       if (w->pb[i] < 0 || w->pe[i] < 0)
         return ft_infer_fail(c, FT_EUNSUPPORTED, "negative pads are not supported");
-      int64_t room = in + w->pb[i] + w->pe[i] - span;
+      int64_t room;
+      OVF(__builtin_add_overflow(in, w->pb[i], &t1) || __builtin_add_overflow(t1, w->pe[i], &t2) ||
+          __builtin_sub_overflow(t2, span, &room));
       if (room < 0) out = 0;
       else if (ceil_mode) {
-        out = (room + s - 1) / s + 1;
-        if ((out - 1) * s >= in + w->pb[i]) out--; /* last window would start in the padding */
+        out = room / s + (room % s != 0) + 1;
+        if (out - 1 >= t1 / s + (t1 % s != 0)) out--; /* last window would start in the padding: (out - 1) * s >= in + pb */
       } else out = room / s + 1;
     } else {
       return ft_infer_fail(c, FT_EINVALID, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
     }
+#undef OVF
     if (out < 1) return ft_infer_fail(c, FT_EINVALID, "spatial dim %d of size %lld is too small for the window (%lld with dilation)",
                                       i, (long long)in, (long long)span);
     w->out[i] = out;
+    continue;
+  overflow:
+    return ft_infer_fail(c, FT_EUNSUPPORTED,
+                         "the window of spatial dim %d is too large (input %lld, kernel %lld, stride %lld, dilation %lld, pads %lld and %lld)",
+                         i, (long long)in, (long long)kk, (long long)s, (long long)d, (long long)pads[i], (long long)pads[n + i]);
   }
   return 0;
 }

@@ -31,7 +31,11 @@ static void ft_roialign_f32(const int64_t *p, const double *f, const void *const
     float rw = roi[2] * scale - off - sw, rh = roi[3] * scale - off - sh;
     if (!half) { rw = rw > 1 ? rw : 1; rh = rh > 1 ? rh : 1; }
     float bh = rh / (float)oh, bw = rw / (float)ow;
-    int64_t gh = sr > 0 ? sr : (int64_t)ceilf(rh / (float)oh), gw = sr > 0 ? sr : (int64_t)ceilf(rw / (float)ow);
+    /* the sampling grid comes from the rois, which are data: NaN, infinite or absurd rois get a
+     * bounded grid rather than an undefined cast and an endless loop */
+    float gh_f = ceilf(rh / (float)oh), gw_f = ceilf(rw / (float)ow);
+    int64_t gh = sr > 0 ? sr : gh_f > 0 && gh_f <= 1024 ? (int64_t)gh_f : gh_f > 1024 ? 1024 : 0;
+    int64_t gw = sr > 0 ? sr : gw_f > 0 && gw_f <= 1024 ? (int64_t)gw_f : gw_f > 1024 ? 1024 : 0;
     float count = (float)(gh * gw > 0 ? gh * gw : 1);
     for (int64_t c = 0; c < C; c++) {
       const float *x = (n >= 0 && n < N) ? X + (n * C + c) * H * W : NULL;

@@ -53,7 +53,7 @@ static inline float ft_logf(float x) {
   int sub = x < 1.17549435e-38f;
   float x_scaled = x * 8388608.0f;
   float xs = sub ? x_scaled : x;
-  int32_t u = (int32_t)ft_f32_bits(xs) + (0x3f800000 - 0x3f3504f3);
+  int32_t u = (int32_t)(ft_f32_bits(xs) + (uint32_t)(0x3f800000 - 0x3f3504f3)); /* wraps for NaN and negatives, handled below */
   float e = (float)((u >> 23) - 127 - (sub ? 23 : 0));
   float m = ft_f32_from_bits((uint32_t)(u & 0x007fffff) + 0x3f3504f3u);
   float f = m - 1.0f;

@@ -21,8 +21,8 @@ static inline double ft_gs_reflect(double x, double twice_lo, double twice_hi) {
   double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
   x = fabs(x - lo);
   double extra = fmod(x, span);
-  int64_t flips = (int64_t)floor(x / span);
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  double flips = floor(x / span); /* parity in double: x may be too large for an integer */
+  return fmod(flips, 2.0) == 0 ? extra + lo : span - extra + lo;
 }
 
 /* border and reflection pull a coordinate into [0, L-1]; zeros leaves it */
@@ -32,19 +32,27 @@ static inline double ft_gs_fix(double x, int64_t L, int pad, int align) {
   return x;
 }
 
+/* A tap's index from a real coordinate: NaN, infinities and huge values (data the model is given)
+ * become an index outside every tensor, so the tap gets weight 0 instead of an undefined cast. */
+static inline int64_t ft_gs_index(double v) {
+  if (!(v > -2147483648.0)) return -2147483648LL;
+  if (v > 2147483647.0) return 2147483647LL;
+  return (int64_t)v;
+}
+
 /* Taps along one dim for normalized coordinate g: up to 4 indices and weights; out-of-range taps
  * get weight 0 (zeros padding). Returns the count. */
 static inline int ft_gs_taps(double g, int64_t L, int mode, int pad, int align, int64_t *idx, double *w) {
   double u = align ? (g + 1) / 2 * (double)(L - 1) : ((g + 1) * (double)L - 1) / 2;
   int n;
   if (mode == 0) {
-    idx[0] = (int64_t)nearbyint(ft_gs_fix(u, L, pad, align));
+    idx[0] = ft_gs_index(nearbyint(ft_gs_fix(u, L, pad, align)));
     w[0] = 1;
     n = 1;
   } else if (mode == 1) {
     u = ft_gs_fix(u, L, pad, align);
     double f = floor(u), t = u - f;
-    idx[0] = (int64_t)f; idx[1] = idx[0] + 1;
+    idx[0] = ft_gs_index(f); idx[1] = idx[0] + 1;
     w[0] = 1 - t; w[1] = t;
     n = 2;
   } else {
@@ -54,7 +62,7 @@ static inline int ft_gs_taps(double g, int64_t L, int mode, int pad, int align, 
     w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
     w[2] = ((A + 2) * s - (A + 3)) * s * s + 1;
     w[3] = ((A * (s + 1) - 5 * A) * (s + 1) + 8 * A) * (s + 1) - 4 * A;
-    for (int k = 0; k < 4; k++) idx[k] = (int64_t)ft_gs_fix(f - 1 + k, L, pad, align);
+    for (int k = 0; k < 4; k++) idx[k] = ft_gs_index(ft_gs_fix(f - 1 + k, L, pad, align));
     n = 4;
   }
   for (int k = 0; k < n; k++)

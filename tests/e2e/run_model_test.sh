@@ -6,6 +6,7 @@
 # Shapes: by default every input whose shape the model leaves open is pinned with --shape to the
 # shape of the data set's input_K.pb (ftax-testtool shape-flags). A file MODEL_DIR/dims, one
 # SYM=N per line (# comments allowed), replaces that with --dim SYM=N flags.
+# Program flags: $FTAX_PROGRAM_CFLAGS, when set, is passed as --cflags (the sanitizer build).
 # Tolerance: |actual - expected| <= 1e-4 + 1e-3 * |expected| for floating point, integers exact;
 # a file MODEL_DIR/tolerance holding ftax-compare flags (e.g. "--atol 1e-3 --rtol 1e-2")
 # replaces the default for that model.
@@ -28,6 +29,11 @@ nl='
 old_ifs=$IFS; IFS=$nl
 for a in $flags; do set -- "$@" "$a"; done
 IFS=$old_ifs
+# the same flags pin ftax-eager's shapes
+eager_flags=$*
+# FTAX_PROGRAM_CFLAGS (set by CTest from the CMake cache; the sanitizer build's flags there)
+# replaces ftaxc's default flags for the generated program
+if [ -n "${FTAX_PROGRAM_CFLAGS:-}" ]; then set -- "$@" --cflags "$FTAX_PROGRAM_CFLAGS"; fi
 echo "ftaxc $model/model.onnx -o $dir/prog $*" >>"$log"
 "$build/ftaxc" "$model/model.onnx" -o "$dir/prog" "$@" >>"$log" 2>&1
 rc=$?
@@ -36,8 +42,6 @@ if [ $rc -ne 0 ]; then
   echo "$name: ftaxc exit $rc"
   exit $rc
 fi
-# the same flags pin ftax-eager's shapes
-eager_flags=$*
 
 set --
 n=0
