@@ -34,7 +34,7 @@ int ft_fail(ft_err *e, int code, const char *fmt, ...) __attribute__((format(pri
 /* The largest tensor (constant or activation) ftax accepts, in bytes; a larger one is refused as
  * unsupported (exit 3) before anything of that size is allocated. Default FT_MAX_TENSOR_BYTES_DEFAULT;
  * the fuzz targets lower it. */
-#define FT_MAX_TENSOR_BYTES_DEFAULT ((size_t)1 << 34)
+#define FT_MAX_TENSOR_BYTES_DEFAULT ((size_t)1 << 32)
 extern size_t ft_max_tensor_bytes;
 
 /* ONNX AttributeProto.AttributeType values. */
