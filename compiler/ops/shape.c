@@ -237,7 +237,9 @@ static int reshape_infer(ft_opctx *c) {
     } else if (v < 0)
       return ft_infer_fail(c, FT_EINVALID, "shape[%d] is %lld", i, (long long)v);
     y->dims[i] = v;
-    known *= v;
+    if (__builtin_mul_overflow(known, v, &known))
+      return ft_infer_fail(c, FT_EINVALID, "the target shape's size overflows; it cannot hold the input's %lld elements",
+                           (long long)ft_numel(x));
   }
   if (infer_at >= 0) {
     int64_t total = ft_numel(x);

@@ -38,7 +38,7 @@ static void ft_roialign_f32(const int64_t *p, const double *f, const void *const
     int64_t gw = sr > 0 ? sr : gw_f > 0 && gw_f <= 1024 ? (int64_t)gw_f : gw_f > 1024 ? 1024 : 0;
     float count = (float)(gh * gw > 0 ? gh * gw : 1);
     for (int64_t c = 0; c < C; c++) {
-      const float *x = (n >= 0 && n < N) ? X + (n * C + c) * H * W : NULL;
+      const float *x = (n >= 0 && n < N && H > 0 && W > 0) ? X + (n * C + c) * H * W : NULL;
       float *y = Y + (r * C + c) * oh * ow;
       for (int64_t ph = 0; ph < oh; ph++)
         for (int64_t pw = 0; pw < ow; pw++) {
@@ -48,7 +48,7 @@ static void ft_roialign_f32(const int64_t *p, const double *f, const void *const
             float yy = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
             for (int64_t ix = 0; ix < gw; ix++) {
               float xx = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw, v;
-              if (yy < -1.0f || yy > (float)H || xx < -1.0f || xx > (float)W) v = 0;
+              if (!(yy >= -1.0f && yy <= (float)H && xx >= -1.0f && xx <= (float)W)) v = 0; /* NaN too */
               else {
                 float ya = yy <= 0 ? 0 : yy, xa = xx <= 0 ? 0 : xx;
                 int64_t y0 = (int64_t)ya, x0 = (int64_t)xa, y1, x1;
@@ -88,7 +88,7 @@ static void ft_maxroipool_f32(const int64_t *p, const double *f, const void *con
     int64_t rh = y2 - y1 + 1 > 1 ? y2 - y1 + 1 : 1, rw = x2 - x1 + 1 > 1 ? x2 - x1 + 1 : 1;
     float bh = (float)rh / (float)oh, bw = (float)rw / (float)ow;
     for (int64_t c = 0; c < C; c++) {
-      const float *x = (n >= 0 && n < N) ? X + (n * C + c) * H * W : NULL;
+      const float *x = (n >= 0 && n < N && H > 0 && W > 0) ? X + (n * C + c) * H * W : NULL;
       float *y = Y + (r * C + c) * oh * ow;
       for (int64_t ph = 0; ph < oh; ph++)
         for (int64_t pw = 0; pw < ow; pw++) {

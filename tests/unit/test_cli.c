@@ -153,6 +153,7 @@ Test(cli, program_computes_and_writes_outputs, .timeout = 60) {
   ft_pb_tensor y;
   const char *why;
   cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  tu_keep(y.t.data);
   cr_assert_eq(y.t.dtype, FT_FLOAT);
   cr_assert_eq(y.t.rank, 2);
   cr_assert_eq(y.t.dims[0], 2);
@@ -227,6 +228,7 @@ Test(cli, bfloat16_input_takes_the_onnx_test_data_form, .timeout = 60) {
   ft_pb_tensor y;
   const char *why;
   cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  tu_keep(y.t.data);
   for (int i = 0; i < 6; i++)
     cr_assert_eq(((float *)y.t.data)[i], ft_bf16_to_float(bits[i]), "element %d", i);
 

@@ -50,6 +50,7 @@ static emitted emit_in_process(const char *path, const char *name) {
   fclose(c);
   fclose(h);
   fclose(w);
+  tu_keep(out.c); tu_keep(out.h); tu_keep(out.w);
   ft_memplan_free(&mp);
   ft_lowered_free(&lw);
   ft_graph_free(g);
@@ -100,7 +101,7 @@ static char *sha256sum(const char *path) {
   char buf[65] = "";
   cr_assert_eq(fread(buf, 1, 64, p), 64, "sha256sum gave no digest");
   pclose(p);
-  return strdup(buf);
+  return tu_keep(strdup(buf));
 }
 
 Test(emit, header_comment_records_version_command_and_hash) {

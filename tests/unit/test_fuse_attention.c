@@ -281,7 +281,7 @@ static int shape_flags(const char *model, const char *set, char **argv, int at) 
   char *tool = tu_fmt("%s/ftax-testtool", FTAX_BUILD_DIR), *out = NULL;
   char *args[] = {tool, "shape-flags", (char *)model, (char *)set, NULL};
   cr_assert_eq(tu_run(NULL, &out, args), 0, "shape-flags: %s", out);
-  for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) argv[at++] = strdup(line);
+  for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) argv[at++] = tu_keep(strdup(line));
   return at;
 }
 

@@ -56,6 +56,7 @@ static void weight(const char *name, const char *shape, float scale, float offse
   float *v = malloc(sizeof(float) * (size_t)(n + 1));
   for (int64_t i = 0; i < n; i++) v[i] = frand() * scale + offset;
   tb_add_init(G, tb_tensor_f32(name, r, d, v));
+  free(v);
 }
 
 static void scalar(const char *name, float x) { tb_add_init(G, tb_tensor_f32(name, 0, NULL, &x)); }
@@ -95,7 +96,7 @@ typedef struct run {
 /* The pipeline up to fusion; fuse: NULL every pass off, "" all on, else --no-fuse=that. */
 static run compile_graph(const char *path, const char *fuse) {
   run r = {0};
-  r.g = tu_load(path);
+  r.g = tu_keep_graph(tu_load(path));
   ft_pins pins = {0};
   ft_err e = {0};
   cr_assert_eq(ft_resolve_ops(r.g, &e), 0, "%s", e.msg);
@@ -107,10 +108,11 @@ static run compile_graph(const char *path, const char *fuse) {
   ft_fuse_opts o = {fuse == NULL, fuse && *fuse ? fuse : NULL, rep};
   cr_assert_eq(ft_fuse(r.g, &o, &e), 0, "%s", e.msg);
   fclose(rep);
+  tu_keep(r.report);
   cr_assert_eq(ft_infer(r.g, 1, &e), 0, "%s", e.msg);
   cr_assert_eq(ft_simplify(r.g, &e), 0, "%s", e.msg);
   r.ops = tu_live_ops(r.g);
-  r.live = calloc((size_t)r.g->n_nodes + 1, 1);
+  r.live = tu_keep(calloc((size_t)r.g->n_nodes + 1, 1));
   for (int i = 0; i < r.g->n_nodes; i++) r.live[i] = !r.g->nodes[i].dead;
   return r;
 }
@@ -678,7 +680,7 @@ Test(fuse_cnn, elementwise_rejects_a_malformed_program) {
   Onnx__ModelProto *m = tb_model(G, 14);
   char *path = tu_fmt("%s/ew_bad.onnx", dir);
   tb_write_model(m, path);
-  ft_graph *g = tu_load(path);
+  ft_graph *g = tu_keep_graph(tu_load(path));
   free(g->nodes[0].op_type);
   free(g->nodes[0].domain);
   g->nodes[0].op_type = strdup("Elementwise");
@@ -706,6 +708,7 @@ static void expect_program_matches(const char *prog, char **files, int n_files, 
   ft_pb_tensor y;
   const char *why;
   cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/output_0.pb", res), &y, &why), 0, "%s", why);
+  tu_keep(y.t.data);
   const ft_tensor *want = &ref->g->vals[ref->g->outputs[0]].t;
   cr_assert_eq(ft_numel(&y.t), ft_numel(want));
   for (int64_t i = 0; i < ft_numel(want); i++) {
@@ -754,6 +757,7 @@ Test(fuse_cnn, generated_program_matches_the_unfused_graph, .timeout = 240) {
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   ft_tensor xt = {FT_FLOAT, 4, {1, 3, 12, 12}, NULL};
   input_data(&xt, 0);
+  tu_keep(xt.data);
   char *xin = tu_fmt("%s/x.pb", dir);
   cr_assert_eq(ft_pb_write_tensor(xin, "x", &xt), 0);
   char *files[] = {xin};

@@ -171,13 +171,15 @@ static result run_model(const char *path, const mb *m, const char *no_fuse) {
   ft_lowered lw;
   cr_assert_eq(ft_lower(g, &lw, &e), 0, "%s", e.msg);
   void **buf = calloc((size_t)g->n_vals + 1, sizeof(void *));
+  void **owned = calloc((size_t)g->n_vals + 1, sizeof(void *)); /* what this run allocates (views alias) */
+  int n_owned = 0;
   for (int v = 0; v < g->n_vals; v++) buf[v] = g->vals[v].t.data;
   for (int i = 0; i < g->n_inputs; i++) {
     int v = g->inputs[i], k = 0;
     while (k < m->n_inputs && strcmp(m->inputs[k].name, g->vals[v].name)) k++;
     cr_assert(k < m->n_inputs, "no data for input %s", g->vals[v].name);
     size_t nb;
-    buf[v] = input_data(m, &m->inputs[k], &nb);
+    buf[v] = owned[n_owned++] = input_data(m, &m->inputs[k], &nb);
     cr_assert_eq(nb, ft_nbytes(&g->vals[v].t));
   }
   for (int s = 0; s < lw.n; s++) {
@@ -192,7 +194,7 @@ static result run_model(const char *path, const mb *m, const char *no_fuse) {
     for (int j = 0; j < n->n_in; j++) in[j] = n->in[j] >= 0 ? buf[n->in[j]] : NULL;
     for (int j = 0; j < n->n_out; j++) {
       if (n->out[j] < 0) continue;
-      if (!buf[n->out[j]]) buf[n->out[j]] = calloc(ft_nbytes(&g->vals[n->out[j]].t) + 64, 1);
+      if (!buf[n->out[j]]) buf[n->out[j]] = owned[n_owned++] = calloc(ft_nbytes(&g->vals[n->out[j]].t) + 64, 1);
       out[j] = buf[n->out[j]];
     }
     cr_assert_eq(ft_kcall_run(k, in, out, &e), 0, "%s", e.msg);
@@ -202,10 +204,14 @@ static result run_model(const char *path, const mb *m, const char *no_fuse) {
     const ft_value *v = &g->vals[g->outputs[i]];
     cr_assert_eq(v->t.dtype, FT_FLOAT);
     r.numel[i] = ft_numel(&v->t);
-    r.out[i] = malloc(sizeof(float) * (size_t)(r.numel[i] + 1));
+    r.out[i] = tu_keep(malloc(sizeof(float) * (size_t)(r.numel[i] + 1)));
     memcpy(r.out[i], buf[g->outputs[i]], sizeof(float) * (size_t)r.numel[i]);
   }
-  r.g = g;
+  r.g = tu_keep_graph(g);
+  tu_keep(r.report);
+  for (int i = 0; i < n_owned; i++) free(owned[i]);
+  free(owned);
+  free(buf);
   ft_lowered_free(&lw);
   return r;
 }
@@ -754,6 +760,8 @@ static void write_input(const char *path, const mb *m, const input *in) {
   uint8_t *buf = malloc(n);
   onnx__tensor_proto__pack(t, buf);
   tb_write_bytes(path, buf, n);
+  free(buf);
+  free(data);
 }
 
 /* A transformer block in miniature, compiled by ftaxc into programs with and without fusion:

@@ -390,7 +390,7 @@ Test(load, external_data_relative_path) {
   ft_graph_free(g);
 
   /* relative to the model's folder, not to the current one */
-  char *cwd = getcwd(NULL, 0);
+  char *cwd = tu_keep(getcwd(NULL, 0));
   cr_assert_eq(chdir("/"), 0);
   char *p = tu_fmt("%s/m.onnx", dir);
   g = tu_load(p);
@@ -571,7 +571,7 @@ Test(load, truncated_model_is_invalid) {
   for (int i = 0; i < 64; i++) v[i] = (float)i;
   Onnx__ModelProto *m = add_model(tb_tensor_f32("W", 1, d, v), "64");
   size_t n = onnx__model_proto__get_packed_size(m);
-  uint8_t *buf = malloc(n);
+  uint8_t *buf = tu_keep(malloc(n));
   onnx__model_proto__pack(m, buf);
   char *path = tu_fmt("%s/cut.onnx", dir);
   /* cut inside the initializer's raw_data: the last bytes of the file */

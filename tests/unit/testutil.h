@@ -457,9 +457,36 @@ typedef struct tu_one {
   ft_node *n;
 } tu_one;
 
+/* What a test keeps until its end (graphs it compares, reports, buffers) is handed to tu_keep /
+ * tu_keep_graph and freed when the test process exits, so leak detection in the sanitizer build
+ * reports only what ftax itself loses. */
+static void **tu_kept;
+static ft_graph **tu_kept_graphs;
+static int tu_n_kept, tu_n_kept_graphs, tu_keep_registered;
+static void tu_free_kept(void) {
+  for (int i = 0; i < tu_n_kept; i++) free(tu_kept[i]);
+  for (int i = 0; i < tu_n_kept_graphs; i++) ft_graph_free(tu_kept_graphs[i]);
+  free(tu_kept);
+  free(tu_kept_graphs);
+  tu_kept = NULL; tu_kept_graphs = NULL;
+  tu_n_kept = tu_n_kept_graphs = 0;
+}
+static void *tu_keep(void *p) {
+  if (!tu_keep_registered++) atexit(tu_free_kept);
+  tu_kept = realloc(tu_kept, sizeof *tu_kept * (size_t)(tu_n_kept + 1));
+  tu_kept[tu_n_kept++] = p;
+  return p;
+}
+static ft_graph *tu_keep_graph(ft_graph *g) {
+  if (!tu_keep_registered++) atexit(tu_free_kept);
+  tu_kept_graphs = realloc(tu_kept_graphs, sizeof *tu_kept_graphs * (size_t)(tu_n_kept_graphs + 1));
+  tu_kept_graphs[tu_n_kept_graphs++] = g;
+  return g;
+}
+
 static tu_one tu_one_new(const char *op, int opset, int n_in, int n_out) {
   tu_one o;
-  o.g = ft_graph_new();
+  o.g = ft_graph_new(); /* the test frees it */
   o.g->opset = opset;
   o.g->path = strdup("test");
   o.n = ft_node_add(o.g, "n", op, "", n_in, n_out);
