@@ -52,19 +52,7 @@ static const char *human_bytes(size_t n, char *buf, size_t len) {
   return buf;
 }
 
-/* Op types, domains and the model's path come from the user and the model: escaped as every
- * message escapes them (text.h), then quoted for JSON (the escapes' backslashes too). */
-static void json_str(FILE *f, const char *s) {
-  char buf[1024];
-  ft_text_escape(buf, sizeof buf, s);
-  fputc('"', f);
-  for (const char *c = buf; *c; c++) {
-    if (*c == '"' || *c == '\\') fputc('\\', f);
-    fputc(*c, f);
-  }
-  fputc('"', f);
-}
-
+/* Op types, domains and the model's path come from the user and the model: ft_text_put_json. */
 void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
   ft_eager_profile p;
   ft_eager_profile_get(h, &p);
@@ -74,9 +62,9 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
   uint64_t req = p.cache_hits + p.cache_misses;
   if (json) {
     fprintf(f, "{\"profile\": {\"model\": ");
-    json_str(f, h->g->path);
+    ft_text_put_json(f, h->g->path);
     fprintf(f, ", \"device\": ");
-    json_str(f, ft_eager_device_name(h));
+    ft_text_put_json(f, ft_eager_device_name(h));
     fprintf(f, ", \"runs\": %lld, \"nodes\": %d, \"wall_ms\": %.6f, \"kernel_ms\": %.6f, \"overhead_ms\": %.6f, "
                "\"overhead_share\": %.6f, \"cache_reserved_bytes\": %zu, \"cache_peak_bytes\": %zu, "
                "\"cache_hits\": %llu, \"cache_misses\": %llu, \"ops\": [",
@@ -85,9 +73,9 @@ void ft_eager_profile_print(ft_eager *h, FILE *f, int json) {
     for (int r = 0; r < p.n_rows; r++) {
       const ft_eager_oprow *o = &p.rows[r];
       fprintf(f, "%s{\"op\": ", r ? ", " : "");
-      json_str(f, o->op_type);
+      ft_text_put_json(f, o->op_type);
       fprintf(f, ", \"domain\": ");
-      json_str(f, o->domain);
+      ft_text_put_json(f, o->domain);
       fprintf(f, ", \"calls\": %.6g, \"kernel_ms\": %.6f, \"share\": %.6f, \"dispatch_ms\": %.6f}",
               (double)o->calls / runs, (double)o->kernel_ns / runs / 1e6,
               p.kernel_ns ? (double)o->kernel_ns / (double)p.kernel_ns : 0.0, (double)o->node_ns / runs / 1e6);

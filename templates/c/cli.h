@@ -73,18 +73,6 @@ static void ft_put_io_name(FILE *f, const char *what, int k, const char *name) {
   fputc('\'', f);
 }
 
-/* A JSON string: quotes and backslashes escaped, everything else as ft_text_escape leaves it. */
-static void ft_json_put(FILE *f, const char *s) {
-  char buf[1024];
-  ft_text_escape(buf, sizeof buf, s);
-  fputc('"', f);
-  for (const char *c = buf; *c; c++) {
-    if (*c == '"' || *c == '\\') fputc('\\', f);
-    fputc(*c, f);
-  }
-  fputc('"', f);
-}
-
 /* The weights file next to the binary (PROG.weights) into buf; -1 if the path does not fit. */
 static int ft_default_weights(const char *argv0, char *buf, size_t n) {
   char exe[4096];
@@ -357,7 +345,7 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
       double p90 = ft_percentile(ms, iters, 0.9), p99 = ft_percentile(ms, iters, 0.99);
       if (json) {
         printf("{\"program\": ");
-        ft_json_put(stdout, p->name);
+        ft_text_put_json(stdout, p->name);
         printf(", \"warmup\": %d, \"iters\": %d, \"threads\": %d, \"min_ms\": %.6f, \"mean_ms\": %.6f, "
                "\"median_ms\": %.6f, \"p90_ms\": %.6f, \"p99_ms\": %.6f, \"max_ms\": %.6f, \"throughput_per_s\": %.3f, \"arena_bytes\": %zu}\n",
                warmup, iters, threads, ms[0], mean, med, p90, p99, ms[iters - 1], iters * 1000.0 / t_all, p->arena_bytes);

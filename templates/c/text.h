@@ -85,4 +85,17 @@ static inline void ft_text_put(FILE *f, const char *src) {
   }
 }
 
+/* The same as a JSON string: escaped as above, then quotes and backslashes (the escapes' own
+ * included) backslashed. */
+static inline void ft_text_put_json(FILE *f, const char *src) {
+  char buf[1024];
+  ft_text_escape(buf, sizeof buf, src);
+  fputc('"', f);
+  for (const char *c = buf; *c; c++) {
+    if (*c == '"' || *c == '\\') fputc('\\', f);
+    fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
 #endif

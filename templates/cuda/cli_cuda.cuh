@@ -170,9 +170,9 @@ static int ftc_bench(int argc, char **argv, const ft_program *p, const ftc_progr
     double tput = iters * 1000.0 / t_all;
     if (json) {
       printf("{\"program\": ");
-      ft_json_put(stdout, p->name);
+      ft_text_put_json(stdout, p->name);
       printf(", \"device\": ");
-      ft_json_put(stdout, prop.name);
+      ft_text_put_json(stdout, prop.name);
       printf(", \"precision\": \"%s\", \"cuda_graph\": %s, \"arch\": \"%s\", \"data_transfers\": %s, \"warmup\": %d, \"iters\": %d, ",
              g->precision, g->graph ? "true" : "false", g->arch, transfers ? "true" : "false", warmup, iters);
       ftc_stats_json("host_latency_ms", sl, 0);
