@@ -75,7 +75,7 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
   double *vals = NULL;      /* float_data/double_data values, as double */
   int64_t *ivals = NULL;    /* int32_data/int64_data/uint64_data values */
   size_t nv = 0, niv = 0, capv = 0, capiv = 0;
-  int external = 0;
+  int external = 0, seen_float = 0, seen_double = 0; /* which typed field the real values came in */
   memset(out, 0, sizeof *out);
   *why = NULL;
 #define FAIL(msg) do { *why = msg; goto fail; } while (0)
@@ -115,9 +115,12 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
       size_t w = field == 4 ? 4 : 8;
       if ((w == 4 && wt != 5 && wt != 2) || (w == 8 && wt != 1 && wt != 2) || plen % w) FAIL("bad float/double data");
       const uint8_t *q = payload;
+      if (w == 4) seen_float = 1; else seen_double = 1;
       for (size_t i = 0; i < plen / w; i++, q += w) {
+        /* a float keeps its bits (NaN payloads included): carried as the exact integer value of
+         * its bit pattern, turned back below */
         double d;
-        if (w == 4) { float f; memcpy(&f, q, 4); d = f; }
+        if (w == 4) { uint32_t b; memcpy(&b, q, 4); d = (double)b; }
         else memcpy(&d, q, 8);
         if (ft_pb_push_double(&vals, &nv, &capv, d)) FAIL("out of memory");
       }
@@ -157,6 +160,8 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
       if (raw_len != nbytes) FAIL("raw_data size does not match the shape");
     } else if (dtype == FT_FLOAT || dtype == FT_DOUBLE) {
       if (nv != n || niv) FAIL("element count does not match the shape");
+      if (nv && (dtype == FT_FLOAT ? seen_double : seen_float))
+        FAIL(dtype == FT_FLOAT ? "a float tensor with double_data" : "a double tensor with float_data");
     } else if (niv != n || nv) {
       FAIL("element count does not match the shape");
     }
@@ -166,7 +171,7 @@ static int ft_pb_decode_tensor(const uint8_t *buf, size_t len, ft_pb_tensor *out
       if (nbytes) memcpy(t->data, raw, nbytes);
     } else if (dtype == FT_FLOAT || dtype == FT_DOUBLE) {
       for (size_t i = 0; i < n; i++) {
-        if (dtype == FT_FLOAT) ((float *)t->data)[i] = (float)vals[i];
+        if (dtype == FT_FLOAT) { uint32_t b = (uint32_t)vals[i]; memcpy((float *)t->data + i, &b, 4); }
         else ((double *)t->data)[i] = vals[i];
       }
     } else {
