@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "onnx.pb-c.h"
+#include "text.h"
 
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -87,7 +88,12 @@ static int load_external(const Onnx__TensorProto *tp, const char *dir, ft_tensor
     return ft_fail(e, FT_EINVALID, "tensor '%s': external data length %lld, expected %zu bytes", name, len, nbytes);
   char path[PATH_MAX];
   int rc = ft_external_path(dir, loc, path, sizeof path, e);
-  if (rc) return rc;
+  if (rc) { /* name the tensor too (e->msg is escaped already, the name not yet) */
+    char safe[256], msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "tensor '%s': %s", ft_text_escape(safe, sizeof safe, name), e->msg);
+    memcpy(e->msg, msg, sizeof msg);
+    return rc;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) return ft_fail(e, FT_EIO, "tensor '%s': cannot open external data file '%s'", name, path);
   struct stat st;

@@ -62,11 +62,24 @@ static inline double ft_fmod_sign(double a, double b) {
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
 
+/* Integer +, -, * wrap around in two's complement, as numpy and ONNX Runtime do; in C they
+ * would be undefined on overflow (and the data comes from the model or its inputs). Integer
+ * division by 0 gives 0, and MIN / -1 wraps instead of trapping. Floats are left alone. */
+#define FT_WRAP(x, op, z) \
+  _Generic((x), float: (x) op (z), double: (x) op (z), \
+           default: (__typeof__(x))((uint64_t)(x) op (uint64_t)(z)))
+#define FT_IS_SIGNED(x) _Generic((x), int8_t: 1, int16_t: 1, int32_t: 1, int64_t: 1, default: 0)
+#define FT_DIV(x, z) \
+  _Generic((x), float: (x) / (z), double: (x) / (z), \
+           default: ((z) == 0 ? (__typeof__(x))0 \
+                     : (FT_IS_SIGNED(x) && (z) == (__typeof__(x))-1) ? (__typeof__(x))(0 - (uint64_t)(x)) \
+                     : (__typeof__(x))((x) / (z))))
+
 #define FT_ARITH(sfx, T)                                                                         \
-  FT_BINARY_KERNEL(ft_add_##sfx, T, T, x + z)                                                    \
-  FT_BINARY_KERNEL(ft_sub_##sfx, T, T, x - z)                                                    \
-  FT_BINARY_KERNEL(ft_mul_##sfx, T, T, x * z)                                                    \
-  FT_BINARY_KERNEL(ft_div_##sfx, T, T, (z != 0 || (T)0.5 != 0) ? x / z : 0)                      \
+  FT_BINARY_KERNEL(ft_add_##sfx, T, T, FT_WRAP(x, +, z))                                         \
+  FT_BINARY_KERNEL(ft_sub_##sfx, T, T, FT_WRAP(x, -, z))                                         \
+  FT_BINARY_KERNEL(ft_mul_##sfx, T, T, FT_WRAP(x, *, z))                                         \
+  FT_BINARY_KERNEL(ft_div_##sfx, T, T, FT_DIV(x, z))                                             \
   FT_BINARY_KERNEL(ft_max2_##sfx, T, T, x > z || x != x ? x : z)                                 \
   FT_BINARY_KERNEL(ft_min2_##sfx, T, T, x < z || x != x ? x : z)                                 \
   FT_BINARY_KERNEL(ft_pow_##sfx, T, T, pow((double)x, (double)z))                                \

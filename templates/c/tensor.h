@@ -68,14 +68,15 @@ static inline size_t ft_nbytes(const ft_tensor *t) {
  * that comes from a model or a file goes through here before anything is allocated. */
 static inline int ft_size_checked(int dtype, int rank, const int64_t *dims, size_t limit, size_t *bytes) {
   uint64_t n = ft_dtype_size(dtype), zero = 0;
-  for (int i = 0; i < rank; i++) {
+  for (int i = 0; i < rank; i++)
     if (dims[i] < 0) return -1;
-    if (dims[i] == 0) zero = 1;
-  }
-  for (int i = 0; i < rank && !zero; i++)
+  /* an empty tensor's other dims still bound its strides: they must fit as if it were not empty */
+  for (int i = 0; i < rank; i++) {
+    if (dims[i] == 0) { zero = 1; continue; }
     if (__builtin_mul_overflow(n, (uint64_t)dims[i], &n) || n > (uint64_t)INT64_MAX) return -2;
-  if (zero) n = 0;
+  }
   if (n > limit) return -2;
+  if (zero) n = 0;
   *bytes = (size_t)n;
   return 0;
 }
