@@ -6,20 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "onnx.pb-c.h"
 #include "text.h"
 
+/* A model file, whole. Only a regular file is read, its size from fstat: a folder, a FIFO or a
+ * device is refused (NULL, an I/O error) instead of being read as a huge or endless file. */
 static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO must not block the open */
+  if (fd < 0) return NULL;
+  struct stat st;
+  FILE *f = NULL;
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0 || !(f = fdopen(fd, "rb"))) { close(fd); return NULL; }
+  size_t n = (size_t)st.st_size;
+  char *buf = malloc(n ? n : 1);
+  if (buf && n && fread(buf, 1, n, f) != n) { free(buf); buf = NULL; }
   fclose(f);
-  *len = n > 0 ? (size_t)n : 0;
+  *len = n;
   return buf;
 }
 
@@ -490,7 +495,7 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
   *out = NULL;
   size_t len;
   char *buf = read_file(path, &len);
-  if (!buf) return ft_fail(e, FT_EIO, "%s: cannot read the model file", path);
+  if (!buf) return ft_fail(e, FT_EIO, "%s: cannot read the model file (missing, unreadable, or not a regular file)", path);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');

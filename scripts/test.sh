@@ -3,7 +3,7 @@
 # then the hostile-input jobs (tests/README.md, "Fuzzing and sanitizers"):
 #   build-asan/  everything with ASan + UBSan (generated programs too): unit, e2e, a 60-test
 #                conformance sample, the fuzz seeds and regressions, the malformed models
-#   build-fuzz/  the libFuzzer targets, each run for $FTAX_FUZZ_SECONDS (default 60) s
+#   build-fuzz/  the libFuzzer targets, each run for $FTAX_FUZZ_SECONDS (default 30) s
 # FTAX_TEST_QUICK=1 stops after the normal suite.
 set -e
 cd "$(dirname "$0")/.."
@@ -26,6 +26,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|e2e|conformance|fuzz|malformed' \
     ${FTAX_ASAN_EXCLUDE:+-E "$FTAX_ASAN_EXCLUDE"}
 t2=$(date +%s)
-scripts/fuzz.sh "${FTAX_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${FTAX_FUZZ_SECONDS:-30}"
 t3=$(date +%s)
 echo "sanitizer build $((t1 - t0)) s, sanitizer tests $((t2 - t1)) s, fuzzing (build and runs) $((t3 - t2)) s"
