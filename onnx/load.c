@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "onnx.pb-c.h"
+#include "tensorio.h" /* ft_pb_varint: the one wire-format varint reader */
 #include "text.h"
 
 /* A model file, whole. Only a regular file is read, its size from fstat: a folder, a FIFO or a
@@ -458,28 +459,18 @@ static int pb_child(int kind, uint64_t field) {
   }
 }
 
-static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; *p < end && shift < 64; shift += 7) {
-    uint8_t b = *(*p)++;
-    x |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) { *v = x; return 0; }
-  }
-  return -1;
-}
-
 /* 0 when the nesting stays within FT_MAX_NESTING; malformed wire data is left to protobuf-c. */
 static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth) {
   if (depth > FT_MAX_NESTING) return -1;
   while (p < end) {
     uint64_t key, v;
-    if (pb_varint(&p, end, &key)) return 0;
+    if (ft_pb_varint(&p, end, &key)) return 0;
     switch (key & 7) {
-    case 0: if (pb_varint(&p, end, &v)) return 0; break;
+    case 0: if (ft_pb_varint(&p, end, &v)) return 0; break;
     case 1: if (end - p < 8) return 0; p += 8; break;
     case 5: if (end - p < 4) return 0; p += 4; break;
     case 2: {
-      if (pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
+      if (ft_pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
       int child = pb_child(kind, key >> 3);
       if (child != PB_LEAF && pb_nesting_ok(p, p + v, child, depth + 1)) return -1;
       p += v;
