@@ -732,6 +732,29 @@ static int packed_view(const ft_graph *g, const path *p, int cut, const ft_tenso
   return 1;
 }
 
+/* A constant of the three float constants vals side by side along their last axis (rows x
+ * e[i] each; rank 2, or rank 1 for one row), named after the first with ".qkv"; -1 when out of
+ * memory (nothing changed then). */
+static int concat_columns(ft_graph *g, const int *vals, const int64_t *e, int64_t rows, int rank) {
+  int64_t etot = e[0] + e[1] + e[2], col = 0;
+  ft_tensor t = {FT_FLOAT, rank, {0}, NULL};
+  if (rank == 2) t.dims[0] = rows, t.dims[1] = etot;
+  else t.dims[0] = etot;
+  float *d = malloc(sizeof(float) * (size_t)(rows * etot));
+  if (!d) return -1;
+  for (int i = 0; i < 3; i++) {
+    const float *src = g->vals[vals[i]].t.data;
+    for (int64_t r = 0; r < rows; r++) memcpy(d + r * etot + col, src + r * e[i], sizeof(float) * (size_t)e[i]);
+    col += e[i];
+  }
+  t.data = d;
+  char name[1024];
+  snprintf(name, sizeof name, "%s.qkv", g->vals[vals[0]].name);
+  int v = ft_add_const(g, name, &t);
+  free(d);
+  return v;
+}
+
 static void merge_qkv(ft_fuse_ctx *c, attn *a, ft_node **fused) {
   ft_graph *g = c->g;
   proj pr[3];
@@ -766,34 +789,11 @@ static void merge_qkv(ft_fuse_ctx *c, attn *a, ft_node **fused) {
     if (!normalize(&v, &scores, i == 1, i == 0 ? a->dims[2] : a->dims[3], i == 2 ? a->dims[5] : a->dims[4], vw[i])) return;
     col += e[i];
   }
-  /* weights [E_in, Eq+Ek+Ev] and bias */
-  ft_tensor wt = {FT_FLOAT, 2, {ein, etot}, NULL};
-  float *wd = malloc(sizeof(float) * (size_t)(ein * etot));
-  col = 0;
-  for (int i = 0; i < 3; i++) {
-    const float *src = g->vals[pr[i].w].t.data;
-    for (int64_t r = 0; r < ein; r++) memcpy(wd + r * etot + col, src + r * e[i], sizeof(float) * (size_t)e[i]);
-    col += e[i];
-  }
-  wt.data = wd;
-  char name[1024];
-  snprintf(name, sizeof name, "%s.qkv", g->vals[pr[0].w].name);
-  int wv = ft_add_const(g, name, &wt);
-  free(wd);
-  int bv = -1;
-  if (with_bias) {
-    ft_tensor bt = {FT_FLOAT, 1, {etot}, NULL};
-    float *bd = malloc(sizeof(float) * (size_t)etot);
-    col = 0;
-    for (int i = 0; i < 3; i++) {
-      memcpy(bd + col, g->vals[pr[i].bias].t.data, sizeof(float) * (size_t)e[i]);
-      col += e[i];
-    }
-    bt.data = bd;
-    snprintf(name, sizeof name, "%s.qkv", g->vals[pr[0].bias].name);
-    bv = ft_add_const(g, name, &bt);
-    free(bd);
-  }
+  /* weights [E_in, Eq+Ek+Ev] and bias [Eq+Ek+Ev] */
+  int wsrc[3] = {pr[0].w, pr[1].w, pr[2].w}, bsrc[3] = {pr[0].bias, pr[1].bias, pr[2].bias};
+  int wv = concat_columns(g, wsrc, e, ein, 2), bv = -1;
+  if (wv < 0) return;
+  if (with_bias && (bv = concat_columns(g, bsrc, e, 1, 1)) < 0) return;
   /* the earliest of the three MatMuls (and its Add) computes all three; the others go */
   int first = 0;
   for (int i = 1; i < 3; i++) if (pr[i].mm < pr[first].mm) first = i;

@@ -1,4 +1,5 @@
 /* Stage: shape and dtype inference with constant folding, one sweep in node order.
+ * (FT_INFER_SHAPES: the same sweep for the shapes alone, leaving every node in place.)
  *
  * The two cannot be separate stages: exporters compute Reshape targets with Shape → Gather →
  * Concat chains, so a node's output shape is only known once the nodes before it are folded.
@@ -71,7 +72,18 @@ static int check_outputs(ft_graph *g, int i, ft_err *e) {
   return 0;
 }
 
-int ft_infer(ft_graph *g, int fold, ft_err *e) {
+/* Shapes-only mode: what the sweep computed goes again, so the graph is as it was but for its
+ * values' shapes and types (the nodes, initializers and Constant nodes' outputs as loaded). */
+static void drop_computed_data(ft_graph *g) {
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ft_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (int j = 0; j < n->n_out; j++)
+      if (n->out[j] >= 0) ft_tensor_free_data(&g->vals[n->out[j]].t);
+  }
+}
+
+int ft_infer(ft_graph *g, int mode, ft_err *e) {
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
     if (n->dead) continue;
@@ -111,15 +123,17 @@ int ft_infer(ft_graph *g, int fold, ft_err *e) {
       if (!v->t.data) produced_data = 0;
     }
     /* infer itself produced the data (Constant, Shape, Size): the node is folded */
-    int foldable = produced_data || (fold && all_const && !(n->op->flags & FT_OP_NOEVAL));
+    int foldable = produced_data || (mode != FT_INFER_NO_FOLD && all_const && !(n->op->flags & FT_OP_NOEVAL));
     if (!foldable) continue;
     if (!produced_data) {
       rc = fold_node(g, i, &c, e);
       if (rc) return rc;
     }
+    if (mode == FT_INFER_SHAPES) continue; /* the data only serves the nodes after it */
     for (int j = 0; j < n->n_out; j++)
       if (n->out[j] >= 0) g->vals[n->out[j]].kind = FT_V_CONST;
     n->dead = 1;
   }
+  if (mode == FT_INFER_SHAPES) drop_computed_data(g);
   return 0;
 }

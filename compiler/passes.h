@@ -22,10 +22,15 @@ typedef struct ft_pins {
 } ft_pins;
 int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
 
-/* Infer every value's dtype and shape in node order. With fold set, a node whose inputs are all
- * constant is evaluated with its kernel and replaced by its result (this must happen during
- * inference: Reshape targets and the like are computed by such nodes). */
-int ft_infer(ft_graph *g, int fold, ft_err *e);
+/* Infer every value's dtype and shape in node order. With FT_INFER_FOLD, a node whose inputs are
+ * all constant is evaluated with its kernel and replaced by its result (this must happen during
+ * inference: Reshape targets and the like are computed by such nodes). FT_INFER_SHAPES evaluates
+ * the same nodes, for the shapes that depend on their results, but keeps every node and drops
+ * what it computed at the end: every value gets its shape, the graph still runs op by op (the
+ * eager runtime's view). FT_INFER_NO_FOLD folds only what inference itself computes (Shape of a
+ * known shape, Constant). */
+enum { FT_INFER_NO_FOLD = 0, FT_INFER_FOLD = 1, FT_INFER_SHAPES = 2 };
+int ft_infer(ft_graph *g, int mode, ft_err *e);
 
 /* Remove Identity and Dropout (inference mode), then nodes whose results nobody uses. */
 int ft_simplify(ft_graph *g, ft_err *e);

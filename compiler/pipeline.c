@@ -7,7 +7,7 @@ static void report(const ft_compile_opts *o, const char *stage, const ft_graph *
 }
 
 int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_memplan *mp, ft_err *e) {
-  int fold = !o->no_fold;
+  int fold = o->no_fold ? FT_INFER_NO_FOLD : FT_INFER_FOLD;
   report(o, "loaded", g);
   int rc = ft_resolve_ops(g, e);
   if (!rc) rc = ft_specialize(g, o->pins, e);

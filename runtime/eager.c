@@ -44,22 +44,15 @@ static void name_model(ft_err *e, const char *path) {
 
 /* ---- load ----------------------------------------------------------------------------------- */
 
-/* Graph outputs' dtypes and shapes, from inferring a second copy of the model (ft_infer marks
- * folded nodes dead, and the graph that runs must keep them). */
-static int learn_output_shapes(ft_eager *h, const char *path, const ft_pins *pins, ft_err *e) {
-  ft_graph *copy = NULL;
-  int rc = ft_load_model(path, &copy, e);
-  if (!rc) rc = ft_resolve_ops(copy, e);
-  if (!rc) rc = ft_specialize(copy, pins, e);
-  if (!rc) rc = ft_infer(copy, 1, e);
-  if (!rc && copy->n_outputs != h->g->n_outputs)
-    rc = ft_fail(e, FT_EINVALID, "%s: internal error: the model loaded differently twice", path);
-  for (int i = 0; !rc && i < copy->n_outputs; i++) {
-    const ft_tensor *t = &copy->vals[copy->outputs[i]].t;
-    h->out_desc[i] = *t;
+/* Graph outputs' dtypes and shapes, from inference in shapes-only mode (the graph that runs
+ * keeps every node). */
+static int learn_output_shapes(ft_eager *h, ft_err *e) {
+  ft_graph *g = h->g;
+  int rc = ft_infer(g, FT_INFER_SHAPES, e);
+  for (int i = 0; !rc && i < g->n_outputs; i++) {
+    h->out_desc[i] = g->vals[g->outputs[i]].t;
     h->out_desc[i].data = NULL;
   }
-  ft_graph_free(copy);
   return rc;
 }
 
@@ -124,7 +117,7 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
   count_uses(h);
   make_rows(h);
-  rc = learn_output_shapes(h, path, pins, e);
+  rc = learn_output_shapes(h, e);
   if (!rc && dev) {
     h->dptr = calloc(nv, sizeof *h->dptr);
     h->cdev = calloc(nv, sizeof *h->cdev);

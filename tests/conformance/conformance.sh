@@ -6,15 +6,17 @@
 # (--jobs defaults to $FTAX_CONFORMANCE_JOBS, else 2)
 #
 # Runs tests/conformance/run_node_test.sh on every DIR/test_*/ (N at a time), writes the coverage
-# table FILE (default docs/conformance.md: counts, per-op summary, every test's result), and exits
-# 1 when fewer tests pass than the floor in tests/conformance/floor.txt.
+# table FILE (default BUILD_DIR/conformance.md: counts, per-op summary, every test's result), and
+# exits 1 when fewer tests pass than the floor in tests/conformance/floor.txt. The committed table,
+# docs/conformance.md, changes only with the floor: a test run never writes into the source tree.
 #
 # --update-floor  raise the floor to today's pass count (never lowers it: a lower floor is a
-#                 decision to write into floor.txt by hand, with the reason in the commit)
+#                 decision to write into floor.txt by hand, with the reason in the commit), and
+#                 copy the table to docs/conformance.md, to commit with floor.txt
 # --filter GLOB   run only the tests matching GLOB (e.g. 'test_reduce_*'); no table, no floor
 # --sample N      run N tests spread evenly over the sorted list (every op family gets some); no
-#                 table, no floor: fails when a sampled test the table FILE lists as passing does
-#                 not pass (the sanitizer build runs this)
+#                 table, no floor: fails when a sampled test that docs/conformance.md lists as
+#                 passing does not pass (the sanitizer build runs this)
 #
 # A test "passes" when ftaxc compiles it, the program runs, and every output matches (rtol 1e-3,
 # atol 1e-5, integers exact); "unsupported" when ftaxc exits 3 (an op or a type ftax does not
@@ -47,7 +49,7 @@ if [ "${1:-}" = "--one" ]; then
 fi
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 1; }
-build=""; tests=/usr/share/libonnx-testdata/data/node; work=""; report=$src/docs/conformance.md
+build=""; tests=/usr/share/libonnx-testdata/data/node; work=""; report=""; committed=$src/docs/conformance.md
 floor_file=$here/floor.txt; jobs=${FTAX_CONFORMANCE_JOBS:-2}; limit=120; filter=""; update=0; sample=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -70,6 +72,7 @@ done
 build=$(cd "$build" && pwd) || exit 1
 tests=$(cd "$tests" && pwd) || exit 1
 work=${work:-$build/conformance}
+report=${report:-$build/conformance.md}
 for tool in ftaxc ftax-compare ftax-testtool; do
   [ -x "$build/$tool" ] || { echo "conformance.sh: $build/$tool is missing; build first" >&2; exit 1; }
 done
@@ -106,9 +109,9 @@ if [ "$sample" -gt 0 ]; then
   # a sampled test that the committed table lists as passing must pass here too
   worse=$(awk -F'\t' 'NR == FNR { if ($2 != "pass") bad[$1] = $2 ": " $4; next }
                       /^\| test_/ { split($0, f, " *\\| *"); if (f[4] == "pass" && (f[2] in bad)) print "  " f[2] " " bad[f[2]] }' \
-           "$all" "$report")
+           "$all" "$committed")
   if [ -n "$worse" ]; then
-    echo "FAIL: sampled tests that pass in $report do not pass here:"
+    echo "FAIL: sampled tests that pass in $committed do not pass here:"
     printf '%s\n' "$worse"
     exit 1
   fi
@@ -187,6 +190,9 @@ mkdir -p "$(dirname "$report")"
     }' "$all"
 } >"$report.tmp" && mv "$report.tmp" "$report"
 echo "wrote $report"
+if [ $update -eq 1 ] && [ "$report" != "$committed" ]; then
+  cp "$report" "$committed" && echo "copied it to $committed (commit it with $floor_file)"
+fi
 
 if [ "$pass" -lt "$floor" ]; then
   echo "FAIL: $pass node tests pass, below the floor of $floor ($floor_file)"

@@ -246,8 +246,6 @@ Test(passes, infer_folds_constant_subgraphs) {
  * Reshape, here between two compute nodes. After inference with folding only the compute nodes
  * and the view are left, and the view's target is the constant the chain computes. */
 Test(passes, infer_folds_shape_chains_completely) {
-  if (!tu_have_ops("Shape,Gather,Unsqueeze,Concat,Reshape"))
-    cr_skip_test("needs the shape ops (Shape, Gather, Unsqueeze, Concat, Reshape): not in this build yet");
   const int64_t sd[1] = {1}, wd[1] = {24};
   const int64_t minus1[1] = {-1}, zero = 0, axes[1] = {0};
   float w[24];
@@ -360,10 +358,8 @@ Test(passes, simplify_keeps_dropout_whose_mask_is_used) {
   ft_graph_free(g);
 }
 
-/* The whole front end on the simplify model, when Identity and Dropout exist in this build. */
+/* The whole front end on the simplify model. */
 Test(passes, simplify_after_infer) {
-  if (!tu_have_ops("Identity,Dropout,Sub"))
-    cr_skip_test("needs Identity and Dropout: not in this build yet");
   ft_graph *g = simplify_model();
   front_end(g, &no_pins, 1);
   ft_err e = {0};

@@ -438,16 +438,6 @@ static char *tu_live_ops(const ft_graph *g) {
   return s;
 }
 
-/* True when every op type in the comma-separated list is in this build's op table: tests of
- * ops other branches provide skip until those ops are merged. */
-static int tu_have_ops(const char *list) {
-  char **names;
-  size_t n = tb_names(list, &names);
-  for (size_t i = 0; i < n; i++)
-    if (!ft_op_find("", names[i])) return 0;
-  return 1;
-}
-
 /* ---- one node through its descriptor: infer, plan, kernel ----------------------------------
  * A graph of a single node whose inputs carry data, for testing an op family's descriptor and
  * kernels directly (no model file, no compiler passes). */
