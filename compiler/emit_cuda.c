@@ -256,7 +256,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   if (rc) return rc;
 
   fprintf(c, "/* ---- the model ---- */\n#include <fcntl.h>\n#include <stdlib.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n");
-  /* the parameter layouts the twins read must be ftaxc's */
+  /* the codes the twins mirror must be ftaxc's (the parameter layouts are shared: templates/common) */
   for (int i = 0; i < done.n; i++) {
     if (!strcmp(done.names[i], "runtime.cuh"))
       fprintf(c, "static_assert(FTC_ACT_CLIP == %d && FTC_ACT_GELU == %d && FTC_ACT_GELU_TANH == %d && FTC_ACT_SIGMOID == %d && FTC_ACT_SILU == %d, \"templates/cuda/runtime.cuh and ftaxc disagree on the epilogue activations\");\n",
@@ -264,18 +264,6 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
     if (!strcmp(done.names[i], "elementwise.cuh"))
       fprintf(c, "static_assert(FTC_EW_MISH == %d && FTC_EW_CLIP == %d && FTC_EW_SHRINK == %d && FTC_EW_ADD == %d && FTC_EW_LAST == %d && FTC_EW_OUT == %d, \"templates/cuda/elementwise.cuh and ftaxc disagree on ftax.Elementwise's opcodes\");\n",
               FT_EW_MISH, FT_EW_CLIP, FT_EW_SHRINK, FT_EW_ADD, FT_EW_LAST, FT_EW_OUT);
-    if (!strcmp(done.names[i], "attention.cuh"))
-      fprintf(c, "static_assert(FTC_AT_O == %d && FTC_AT_ADD == %d && FTC_AT_SEL == %d && FTC_AT_ADD_FIRST == %d && FTC_AT_NP == %d && FTC_AT_SEL_CAUSAL == %d, \"templates/cuda/attention.cuh and ftaxc disagree on Attention's parameters\");\n",
-              FT_AT_O, FT_AT_ADD, FT_AT_SEL, FT_AT_ADD_FIRST, FT_AT_NP, FT_AT_SEL_CAUSAL);
-    if (!strcmp(done.names[i], "gemm.cuh"))
-      fprintf(c, "static_assert(FTC_MM_ACT == %d && FTC_MM_BDIMS == %d, \"templates/cuda/gemm.cuh and ftaxc disagree on MatMul's parameters\");\n",
-              FT_MM_ACT, FT_MM_BDIMS);
-    if (!strcmp(done.names[i], "conv.cuh"))
-      fprintf(c, "static_assert(FTC_CV_ACT == %d && FTC_CV_IN == %d && FTC_CV_RES == %d && FTC_CV_NP == %d, \"templates/cuda/conv.cuh and ftaxc disagree on Conv's parameters\");\n",
-              FT_CV_ACT, FT_CV_IN, FT_CV_RES, FT_CV_NP);
-    if (!strcmp(done.names[i], "pool.cuh"))
-      fprintf(c, "static_assert(FTC_PL_PE == %d && FTC_PL_IN == %d && FTC_PL_NP == %d, \"templates/cuda/pool.cuh and ftaxc disagree on pooling's parameters\");\n",
-              FT_PL_PE, FT_PL_IN, FT_PL_NP);
   }
   int NI = g->n_inputs, NO = g->n_outputs, NC = lw->n;
   fprintf(c, "\n#define %s_NCALLS %d\n", G, NC > 0 ? NC : 1);
