@@ -27,16 +27,16 @@ static int check_sizes(const ft_graph *g, ft_err *e) {
 
 /* The calls without a twin, each kernel and reason once, with its count and a node using it. */
 typedef struct missing {
-  struct { const char *kernel; char why[128]; int count, node; } m[64];
+  struct { const ft_kentry *entry; char why[128]; int count, node; } m[64];
   int n, total;
 } missing;
 
-static void note_missing(missing *ms, const char *kernel, const char *why, int node) {
+static void note_missing(missing *ms, const ft_kentry *entry, const char *why, int node) {
   ms->total++;
   int j = 0;
-  while (j < ms->n && (strcmp(ms->m[j].kernel, kernel) || strcmp(ms->m[j].why, why))) j++;
+  while (j < ms->n && (ms->m[j].entry != entry || strcmp(ms->m[j].why, why))) j++;
   if (j == ms->n && ms->n < 64) {
-    ms->m[j].kernel = kernel;
+    ms->m[j].entry = entry;
     snprintf(ms->m[j].why, sizeof ms->m[j].why, "%s", why);
     ms->m[j].count = 0;
     ms->m[j].node = node;
@@ -49,7 +49,7 @@ static int fail_missing(const ft_graph *g, const missing *ms, ft_err *e) {
   char list[1800] = "";
   size_t m = 0;
   for (int j = 0; j < ms->n && m < sizeof list - 1; j++)
-    m += snprintf(list + m, sizeof list - m, "\n  %s: %s; %d call%s, e.g. %s", ms->m[j].kernel, ms->m[j].why,
+    m += snprintf(list + m, sizeof list - m, "\n  %s: %s; %d call%s, e.g. %s", ms->m[j].entry->name, ms->m[j].why,
                   ms->m[j].count, ms->m[j].count == 1 ? "" : "s", ft_node_label(g, ms->m[j].node));
   return ft_fail(e, FT_EUNSUPPORTED, "%s: --target cuda: %d kernel call%s without a CUDA twin (templates/cuda):%s", g->path,
                  ms->total, ms->total == 1 ? "" : "s", list);
@@ -66,7 +66,7 @@ static int find_twins(const ft_graph *g, ft_lowered *lw, int fp16, ft_cuda_libs 
     char why[128];
     k->scratch = 0; /* the twins need no scratch in the arena */
     if (ft_cuda_twin(k, fp16, &t, why, sizeof why)) {
-      note_missing(&ms, k->entry->name, why, lw->order[s]);
+      note_missing(&ms, k->entry, why, lw->order[s]);
       continue;
     }
     if (k->entry->twin->prepare) k->entry->twin->prepare(k);
