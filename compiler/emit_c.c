@@ -88,7 +88,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   int rc = paste_list(c, "tensor,copy", &done, e);
   for (int s = 0; s < lw->n && !rc; s++) {
     const ft_node *n = &g->nodes[lw->order[s]];
-    if (lw->calls[s].kernel) rc = paste_list(c, n->op->templates, &done, e);
+    if (lw->calls[s].entry) rc = paste_list(c, n->op->templates, &done, e);
   }
   if (rc) return rc;
 
@@ -151,7 +151,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   for (int s = 0; s < lw->n; s++) {
     const ft_kcall *k = &lw->calls[s];
     const ft_node *n = &g->nodes[lw->order[s]];
-    if (!k->kernel) continue;
+    if (!k->entry) continue;
     fprintf(c, "  /* ");
     ft_emit_comment(c, ft_node_label(g, lw->order[s]));
     char shp[128];
@@ -161,7 +161,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
       ft_emit_comment(c, shp);
       fputc(']', c);
     }
-    fprintf(c, " */\n  %s(", k->kernel);
+    fprintf(c, " */\n  %s(", k->entry->name);
     if (k->np) {
       fprintf(c, "(const int64_t[]){");
       for (int i = 0; i < k->np; i++) fprintf(c, "%s%lld", i ? ", " : "", (long long)k->p[i]);

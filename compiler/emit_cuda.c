@@ -1,139 +1,22 @@
 /* Stage (--target cuda): write the CUDA program. It walks the same lowered calls and memory plan
- * as the C emitter; each C kernel maps to its twin in templates/cuda (see runtime.cuh for the
- * calling convention), ft_pasted like the C templates are.
- *
- * ft_cuda_prepare runs between lowering and the memory plan: it checks that every kernel has a
- * twin (listing every one that has not), drops the C kernels' scratch (the twins need none: the
- * GEMM and convolution libraries get a shared workspace), and for --precision fp16 stores every
- * float32 tensor as float16: constants are converted (saturating at +-65504, so that exports'
- * "-3.4e38" masks stay finite), activations change type so the arena is planned for half, and
- * the few kernels that move float data as bytes or 4-byte elements get half-sized parameters.
- * Graph inputs and outputs keep float32 at the API; the program converts at its edges.
+ * as the C emitter, after the CUDA target stage (target_cuda.c) has made them a CUDA program's;
+ * each call's kernel entry names its twin in templates/cuda (see runtime.cuh for the calling
+ * convention), pasted like the C templates are.
  *
  * The generated program: one device arena and the weights uploaded at init, every GEMM and
  * convolution planned at init (descriptors, algorithms), one warm-up run at init, then with
  * --cuda-graph the whole run captured once and replayed. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
-#include "conv.h"
 #include "cuda_twins.h"
 #include "elementwise.h"
-#include "fused_norm.h"
 #include "gemm.h"
 #include "emit_util.h"
 #include "passes.h"
-#include "pool.h"
 #include "templates.h"
 #include "version.h"
-
-/* ---- prepare: check twins, fp16 storage ---------------------------------------------------- */
-
-static uint16_t half_saturating(float x) {
-  if (isfinite(x) && x > 65504.0f) x = 65504.0f;
-  if (isfinite(x) && x < -65504.0f) x = -65504.0f;
-  return ft_float_to_half(x);
-}
-
-static int value_dtype(const ft_graph *g, int v) { return v >= 0 ? g->vals[v].t.dtype : 0; }
-
-/* Kernels that see float data only as bytes or 4-byte elements: half-sized in fp16 programs. */
-static void adapt_fp16(const ft_graph *g, const ft_node *n, ft_kcall *k) {
-  const char *name = k->kernel;
-  int in0 = n->n_in > 0 ? n->in[0] : -1, out0 = n->n_out > 0 ? n->out[0] : -1;
-  if (!strcmp(name, "ft_copy_nd_4") && value_dtype(g, in0) == FT_FLOAT) k->kernel = "ft_copy_nd_2";
-  else if (!strcmp(name, "ft_where_4") && n->n_in > 1 && value_dtype(g, n->in[1]) == FT_FLOAT) k->kernel = "ft_where_2";
-  else if (!strcmp(name, "ft_fill_4") && value_dtype(g, out0) == FT_FLOAT) {
-    float v;
-    memcpy(&v, &k->p[1], 4);
-    k->p[1] = half_saturating(v);
-    k->kernel = "ft_fill_2";
-  } else if (!strcmp(name, "ft_pad_4") && value_dtype(g, in0) == FT_FLOAT) {
-    int r = (int)k->p[0];
-    float v;
-    memcpy(&v, &k->p[2 + 3 * r], 4);
-    k->p[2 + 3 * r] = half_saturating(v);
-    k->kernel = "ft_pad_2";
-  } else if (!strcmp(name, "ft_copy_bytes") && value_dtype(g, in0) == FT_FLOAT) k->p[0] /= 2;
-  else if (!strcmp(name, "ft_concat") && value_dtype(g, out0) == FT_FLOAT) {
-    for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
-  } else if (!strcmp(name, "ft_split") && value_dtype(g, in0) == FT_FLOAT) {
-    for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
-  } else if (!strncmp(name, "ft_gather_i", 11) && value_dtype(g, in0) == FT_FLOAT) k->p[3] /= 2;
-  else if (!strcmp(name, "ft_dropout_copy")) {
-    if (value_dtype(g, in0) == FT_FLOAT) k->p[0] /= 2;
-    if (n->n_out > 1 && value_dtype(g, n->out[1]) == FT_FLOAT) { k->p[2] = 2; k->p[3] = 0x3c00; }
-  }
-}
-
-int ft_cuda_prepare(ft_graph *g, ft_lowered *lw, ft_cuda_opts *o, ft_err *e) {
-  int fp16 = o->precision == FT_PREC_FP16;
-  o->uses_blaslt = o->uses_dnn = 0;
-  /* every tensor must fit the twins' 32-bit indexing */
-  for (int v = 0; v < g->n_vals; v++)
-    if (g->vals[v].shape_known && ft_numel(&g->vals[v].t) >= ((int64_t)1 << 31))
-      return ft_fail(e, FT_EUNSUPPORTED, "%s: tensor '%s' has 2^31 elements or more, which the CUDA kernels do not index", g->path, g->vals[v].name);
-  if (fp16)
-    for (int s = 0; s < lw->n; s++)
-      if (lw->calls[s].kernel) adapt_fp16(g, &g->nodes[lw->order[s]], &lw->calls[s]);
-  /* every kernel needs a twin: list each missing one once, with its count and a node using it */
-  struct miss { const char *kernel; char why[128]; int count, node; } miss[64];
-  int n_miss = 0, total = 0;
-  for (int s = 0; s < lw->n; s++) {
-    ft_kcall *k = &lw->calls[s];
-    if (!k->kernel) continue;
-    ft_twin t;
-    char why[128];
-    k->scratch = 0; /* the twins need no scratch in the arena */
-    /* the conv twin writes its output before it reads the residual (cuDNN, then the epilogue
-       kernel): the output gets storage of its own */
-    if (!strcmp(k->kernel, "ft_conv_f32") && k->p[FT_CV_RES]) k->no_inplace = 1;
-    if (!ft_cuda_twin(k, fp16, &t, why, sizeof why)) {
-      if (t.lib & FT_TW_BLASLT) o->uses_blaslt = 1;
-      if (t.lib & FT_TW_DNN) o->uses_dnn = 1;
-      continue;
-    }
-    total++;
-    int j = 0;
-    while (j < n_miss && (strcmp(miss[j].kernel, k->kernel) || strcmp(miss[j].why, why))) j++;
-    if (j == n_miss && n_miss < 64) {
-      miss[n_miss].kernel = k->kernel;
-      snprintf(miss[n_miss].why, sizeof miss[n_miss].why, "%s", why);
-      miss[n_miss].count = 0;
-      miss[n_miss].node = lw->order[s];
-      n_miss++;
-    }
-    if (j < 64) miss[j].count++;
-  }
-  if (n_miss) {
-    char list[1800] = "";
-    size_t m = 0;
-    for (int j = 0; j < n_miss && m < sizeof list - 1; j++)
-      m += snprintf(list + m, sizeof list - m, "\n  %s: %s; %d call%s, e.g. %s", miss[j].kernel, miss[j].why,
-                    miss[j].count, miss[j].count == 1 ? "" : "s", ft_node_label(g, miss[j].node));
-    return ft_fail(e, FT_EUNSUPPORTED, "%s: --target cuda: %d kernel call%s without a CUDA twin (templates/cuda):%s", g->path,
-                   total, total == 1 ? "" : "s", list);
-  }
-  if (!fp16) return 0;
-  /* float32 storage becomes float16 (graph inputs and outputs keep float32 at the API) */
-  for (int v = 0; v < g->n_vals; v++) {
-    ft_value *val = &g->vals[v];
-    if (val->t.dtype != FT_FLOAT || val->kind == FT_V_INPUT || (val->kind == FT_V_ACT && val->is_output)) continue;
-    if (val->t.data) {
-      int64_t n = ft_numel(&val->t);
-      uint16_t *h = malloc(sizeof(uint16_t) * (size_t)(n ? n : 1));
-      if (!h) return ft_fail(e, FT_EIO, "out of memory");
-      for (int64_t i = 0; i < n; i++) h[i] = half_saturating(((const float *)val->t.data)[i]);
-      free(val->t.data);
-      val->t.data = h;
-    }
-    val->t.dtype = FT_FLOAT16;
-  }
-  return 0;
-}
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
@@ -225,7 +108,7 @@ static void write_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, cons
 }
 
 int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
-                 const ft_cuda_opts *co, FILE *c, FILE *h, FILE *w, ft_err *e) {
+                 const ft_cuda_opts *co, const ft_cuda_libs *libs, FILE *c, FILE *h, FILE *w, ft_err *e) {
   const char *P = o->name;
   int fp16 = co->precision == FT_PREC_FP16, rc = 0;
   if (o->embed_weights) return ft_fail(e, FT_EUSAGE, "--embed-weights is not supported with --target cuda");
@@ -247,16 +130,16 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   rc = ft_emit_paste_name(c, "runtime", "cuh", &done, e);
   if (!rc) rc = ft_emit_paste_name(c, "elementwise", "cuh", &done, e); /* the fp16 edge conversions use ftc_cast */
   for (int s = 0; s < lw->n && !rc; s++) {
-    ft_twin t;
+    ft_twin_call t;
     char why[128];
-    if (!lw->calls[s].kernel) continue;
-    if (ft_cuda_twin(&lw->calls[s], fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", lw->calls[s].kernel);
+    if (!lw->calls[s].entry) continue;
+    if (ft_cuda_twin(&lw->calls[s], fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", lw->calls[s].entry->name);
     rc = ft_emit_paste_name(c, t.file, "cuh", &done, e);
   }
   if (rc) return rc;
 
   fprintf(c, "/* ---- the model ---- */\n#include <fcntl.h>\n#include <stdlib.h>\n#include <sys/mman.h>\n#include <sys/stat.h>\n#include <unistd.h>\n\n");
-  /* the parameter layouts the twins read must be ftaxc's */
+  /* the codes the twins mirror must be ftaxc's (the parameter layouts are shared: templates/common) */
   for (int i = 0; i < done.n; i++) {
     if (!strcmp(done.names[i], "runtime.cuh"))
       fprintf(c, "static_assert(FTC_ACT_CLIP == %d && FTC_ACT_GELU == %d && FTC_ACT_GELU_TANH == %d && FTC_ACT_SIGMOID == %d && FTC_ACT_SILU == %d, \"templates/cuda/runtime.cuh and ftaxc disagree on the epilogue activations\");\n",
@@ -264,25 +147,13 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
     if (!strcmp(done.names[i], "elementwise.cuh"))
       fprintf(c, "static_assert(FTC_EW_MISH == %d && FTC_EW_CLIP == %d && FTC_EW_SHRINK == %d && FTC_EW_ADD == %d && FTC_EW_LAST == %d && FTC_EW_OUT == %d, \"templates/cuda/elementwise.cuh and ftaxc disagree on ftax.Elementwise's opcodes\");\n",
               FT_EW_MISH, FT_EW_CLIP, FT_EW_SHRINK, FT_EW_ADD, FT_EW_LAST, FT_EW_OUT);
-    if (!strcmp(done.names[i], "attention.cuh"))
-      fprintf(c, "static_assert(FTC_AT_O == %d && FTC_AT_ADD == %d && FTC_AT_SEL == %d && FTC_AT_ADD_FIRST == %d && FTC_AT_NP == %d && FTC_AT_SEL_CAUSAL == %d, \"templates/cuda/attention.cuh and ftaxc disagree on Attention's parameters\");\n",
-              FT_AT_O, FT_AT_ADD, FT_AT_SEL, FT_AT_ADD_FIRST, FT_AT_NP, FT_AT_SEL_CAUSAL);
-    if (!strcmp(done.names[i], "gemm.cuh"))
-      fprintf(c, "static_assert(FTC_MM_ACT == %d && FTC_MM_BDIMS == %d, \"templates/cuda/gemm.cuh and ftaxc disagree on MatMul's parameters\");\n",
-              FT_MM_ACT, FT_MM_BDIMS);
-    if (!strcmp(done.names[i], "conv.cuh"))
-      fprintf(c, "static_assert(FTC_CV_ACT == %d && FTC_CV_IN == %d && FTC_CV_RES == %d && FTC_CV_NP == %d, \"templates/cuda/conv.cuh and ftaxc disagree on Conv's parameters\");\n",
-              FT_CV_ACT, FT_CV_IN, FT_CV_RES, FT_CV_NP);
-    if (!strcmp(done.names[i], "pool.cuh"))
-      fprintf(c, "static_assert(FTC_PL_PE == %d && FTC_PL_IN == %d && FTC_PL_NP == %d, \"templates/cuda/pool.cuh and ftaxc disagree on pooling's parameters\");\n",
-              FT_PL_PE, FT_PL_IN, FT_PL_NP);
   }
   int NI = g->n_inputs, NO = g->n_outputs, NC = lw->n;
   fprintf(c, "\n#define %s_NCALLS %d\n", G, NC > 0 ? NC : 1);
   /* literal parameters, one array per call */
   for (int s = 0; s < lw->n; s++) {
     const ft_kcall *k = &lw->calls[s];
-    if (!k->kernel) continue;
+    if (!k->entry) continue;
     if (k->np) {
       fprintf(c, "static const int64_t %s_p%d[] = {", P, s);
       for (int i = 0; i < k->np; i++) fprintf(c, "%s%lld", i ? ", " : "", (long long)k->p[i]);
@@ -337,9 +208,9 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   fprintf(c, "static int %s_plan(%s_ctx *c) {\n  unsigned char *arena = c->arena, *weights = c->weights;\n  ftc_env *e = &c->env;\n  (void)arena; (void)weights; (void)e;\n", P, P);
   for (int s = 0; s < lw->n; s++) {
     const ft_kcall *k = &lw->calls[s];
-    ft_twin t;
+    ft_twin_call t;
     char why[128], ps[64], fs[64];
-    if (!k->kernel || ft_cuda_twin(k, fp16, &t, why, sizeof why) || !t.init[0]) continue;
+    if (!k->entry || ft_cuda_twin(k, fp16, &t, why, sizeof why) || !t.init[0]) continue;
     snprintf(ps, sizeof ps, k->np ? "%s_p%d" : "NULL", P, s);
     snprintf(fs, sizeof fs, k->nf ? "%s_f%d" : "NULL", P, s);
     fprintf(c, "  {\n");
@@ -364,10 +235,10 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   for (int s = 0; s < lw->n; s++) {
     const ft_kcall *k = &lw->calls[s];
     const ft_node *n = &g->nodes[lw->order[s]];
-    ft_twin t;
+    ft_twin_call t;
     char why[128], ps[64], fs[64];
-    if (!k->kernel) continue;
-    if (ft_cuda_twin(k, fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", k->kernel);
+    if (!k->entry) continue;
+    if (ft_cuda_twin(k, fp16, &t, why, sizeof why)) return ft_fail(e, FT_EUNSUPPORTED, "internal error: %s has no twin", k->entry->name);
     snprintf(ps, sizeof ps, k->np ? "%s_p%d" : "NULL", P, s);
     snprintf(fs, sizeof fs, k->nf ? "%s_f%d" : "NULL", P, s);
     fprintf(c, "  { /* ");
@@ -379,7 +250,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
       ft_emit_comment(c, shp);
       fputc(']', c);
     }
-    fprintf(c, ": %s */\n", k->kernel);
+    fprintf(c, ": %s */\n", k->entry->name);
     call_args(c, g, n, mp);
     fprintf(c, "    if ((%s(%s, %s, in_, out_, NULL, e, c->plans[%d])) || %s_check(c)) return %s_at(c, ", t.call, ps, fs, s, P, P);
     ft_emit_c_string(c, ft_node_label(g, lw->order[s]));
@@ -445,9 +316,9 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   fprintf(c, "void %s_free(%s_ctx *c) {\n  if (!c) return;\n  if (c->env.stream) cudaStreamSynchronize(c->env.stream);\n", P, P);
   fprintf(c, "  if (c->exec) cudaGraphExecDestroy(c->exec);\n  if (c->graph) cudaGraphDestroy(c->graph);\n");
   for (int s = 0; s < lw->n; s++) {
-    ft_twin t;
+    ft_twin_call t;
     char why[128];
-    if (!lw->calls[s].kernel || ft_cuda_twin(&lw->calls[s], fp16, &t, why, sizeof why) || !t.free_fn) continue;
+    if (!lw->calls[s].entry || ft_cuda_twin(&lw->calls[s], fp16, &t, why, sizeof why) || !t.free_fn) continue;
     fprintf(c, "  %s(c->plans[%d]);\n", t.free_fn, s);
   }
   fprintf(c,
@@ -465,7 +336,7 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
           NI, NO);
 
   /* init */
-  size_t ws = (co->uses_blaslt || co->uses_dnn) ? (size_t)64 << 20 : 0;
+  size_t ws = (libs->blaslt || libs->dnn) ? (size_t)64 << 20 : 0;
   fprintf(c,
           "#define %s_TRY(call) do { if (call) goto fail; } while (0)\n"
           "int %s_init_with_arena(%s_ctx **out, const char *path, void *arena, char *err, size_t n) {\n"

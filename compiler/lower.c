@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "copy.h"
 #include "passes.h"
 
 int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e) { return ft_lower_ex(g, lw, 1, e); }
@@ -25,7 +24,7 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
     if (n->op->flags & FT_OP_ALIAS) {
       /* a view shares its input's bytes, unless it is a graph output (own buffer): copy */
       if (!g->vals[n->out[0]].is_output) continue;
-      FT_K(k, ft_copy_bytes);
+      k->entry = ft_copy_bytes_entry;
       k->p[0] = (int64_t)ft_nbytes(c.out[0]);
       k->np = 1;
       continue;

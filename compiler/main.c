@@ -168,7 +168,7 @@ static int run_cc(const options *o, const char *src, const char *bin, ft_err *e)
 }
 
 /* nvcc for --target cuda: the libraries the twins call, $FTAX_NVCC_FLAGS last. */
-static int run_nvcc(const options *o, const char *src, const char *bin, ft_err *e) {
+static int run_nvcc(const options *o, const ft_cuda_libs *libs, const char *src, const char *bin, ft_err *e) {
   const char *nvcc = o->nvcc ? o->nvcc : getenv("NVCC");
   if (!nvcc) { /* nvcc on PATH, else the toolkit's usual place */
     nvcc = "/usr/local/cuda/bin/nvcc";
@@ -192,8 +192,8 @@ static int run_nvcc(const options *o, const char *src, const char *bin, ft_err *
   argv[n++] = "-o";
   argv[n++] = (char *)bin;
   argv[n++] = (char *)src;
-  if (o->cu.uses_blaslt) argv[n++] = "-lcublasLt";
-  if (o->cu.uses_dnn) argv[n++] = "-lcudnn";
+  if (libs->blaslt) argv[n++] = "-lcublasLt";
+  if (libs->dnn) argv[n++] = "-lcudnn";
   for (char *t = strtok(extra, " \t"); t && n < 250; t = strtok(NULL, " \t")) argv[n++] = t;
   argv[n] = NULL;
   pid_t pid = fork();
@@ -220,7 +220,8 @@ static void make_parent_dirs(const char *path) {
   }
 }
 
-static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, ft_err *e) {
+static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_libs *libs,
+                         ft_err *e) {
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
   if (o->out) snprintf(out, sizeof out, "%s", o->out);
   else {
@@ -251,7 +252,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = fopen(wtmp, "wb");
   int rc = 0;
   if (!fc || !fh || !fw) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
-  if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
+  if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
   if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
   if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
@@ -260,7 +261,7 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   if (o->emit_only) return 0;
   char btmp[4300];
   snprintf(btmp, sizeof btmp, "%s.tmp", out);
-  rc = o->cuda ? run_nvcc(o, cpath, btmp, e) : run_cc(o, cpath, btmp, e);
+  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, btmp, e);
   if (!rc && rename(btmp, out)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", out);
   if (rc) remove(btmp);
   return rc;
@@ -270,12 +271,13 @@ static int compile(options *o, ft_err *e) {
   ft_graph *g = NULL;
   ft_lowered lw = {0};
   ft_memplan mp = {0};
+  ft_cuda_libs libs = {0};
   int rc = ft_load_model(o->model, &g, e);
   if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
   ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL};
-  if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, e);
+  if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
   if (!rc && o->dump) ft_graph_dump(g, stdout);
-  if (!rc) rc = write_outputs(o, g, &lw, &mp, e);
+  if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);
   ft_memplan_free(&mp);
   ft_lowered_free(&lw);
   ft_graph_free(g);

@@ -82,7 +82,7 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     int o = n->out[0];
     if (o < 0 || mp->storage[o] == FT_S_OUTPUT) continue;
     int r = -1;
-    if ((n->op->flags & FT_OP_ALIAS) && !lw->calls[s].kernel) {
+    if ((n->op->flags & FT_OP_ALIAS) && !lw->calls[s].entry) {
       r = mp->root[n->in[0]];
       mp->n_alias++;
     } else if ((n->op->flags & FT_OP_INPLACE) && !lw->calls[s].no_inplace) {

@@ -34,9 +34,38 @@ typedef struct ft_prepack {
   size_t (*pack)(const int64_t *p, const void *src, void *dst); /* dst NULL: return bytes */
 } ft_prepack;
 
+struct ft_kcall;
+struct ft_twin; /* compiler/cuda_twins.h */
+
+/* A kernel entry: the unit the backends share, declared once beside its op (in the family's
+ * kernel tables under compiler/ops/). It names the C function, the CUDA twin that does the same
+ * work (or none) and, through the templates/common/<x>_params.h header both include, the
+ * parameter layout. A planned call points at its entry; nothing finds a kernel by its name. */
+typedef struct ft_kentry {
+  const char *name;  /* the C function, as generated programs call it (templates/c) */
+  ft_kernel_fn fn;   /* the same function, compiled into this program */
+  /* the element types it is for: the key its family's table is searched by, and the types the
+   * twin's launcher is instantiated with ($0, $1 in ft_twin.call) */
+  int dtype, dtype2;
+  const struct ft_twin *twin; /* the CUDA twin, or NULL when there is none */
+  /* fp16 CUDA programs store float32 tensors as half: a kernel that moves float data as bytes or
+   * as 4-byte elements rewrites its call for that here (NULL: nothing to rewrite) */
+  void (*half)(const ft_graph *g, const ft_node *n, struct ft_kcall *k);
+} ft_kentry;
+
+/* An entry for a kernel that has no twin and no table of its own: FT_K(k, fn) points k at it. */
+#define FT_KENTRY(fn_) {#fn_, fn_, 0, 0, NULL, NULL}
+/* The table of a kernel chosen by element size (base_1, _2, _4, _8; ft_kentry_by_size): dtype is
+ * the unsigned type of that size, what a twin moves the elements as. half4: the 4-byte entry's. */
+#define FT_KSIZED(base, twin, half4)                                                             \
+  {{#base "_1", base##_1, FT_UINT8, 0, twin, NULL},                                              \
+   {#base "_2", base##_2, FT_UINT16, 0, twin, NULL},                                             \
+   {#base "_4", base##_4, FT_UINT32, 0, twin, half4},                                            \
+   {#base "_8", base##_8, FT_UINT64, 0, twin, NULL},                                             \
+   {0}}
+
 typedef struct ft_kcall {
-  const char *kernel; /* function name, as written in templates/c */
-  ft_kernel_fn fn;    /* the same function, compiled into this program */
+  const ft_kentry *entry; /* the kernel; NULL for a call that runs none (a view) */
   int64_t p[FT_MAX_P];
   int np;
   double f[FT_MAX_F];
@@ -71,10 +100,20 @@ typedef struct ft_opdesc {
   unsigned flags;
 } ft_opdesc;
 
-#define FT_K(k, fn_) ((k)->kernel = #fn_, (k)->fn = (fn_))
+#define FT_K(k, fn_)                                                                             \
+  do {                                                                                           \
+    static const ft_kentry e_ = FT_KENTRY(fn_);                                                  \
+    (k)->entry = &e_;                                                                            \
+  } while (0)
+
+/* The copy a view gets when it is a graph output (compiler/ops/movement.c). */
+extern const ft_kentry ft_copy_bytes_entry[];
 
 /* The table (compiler/ops/table.c). */
 const ft_opdesc *ft_op_find(const char *domain, const char *op_type);
+/* Every entry of the registered kernel tables (those of the kernels with CUDA twins), in a fixed
+ * order (compiler/ops/table.c). */
+void ft_kentry_each(void (*fn)(const ft_kentry *e, void *ctx), void *ctx);
 
 /* Fill an op context for node n of g: inputs from the values' tensors. Outputs point at the
  * values' tensors. */
@@ -97,6 +136,8 @@ void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
 /* p[0..3) = [outer, n, inner]: x as outer blocks of n = dims[axis] rows (1 for a scalar) of
  * inner elements, the layout the kernels that work along one axis take. */
 void ft_plan_axis(const ft_tensor *x, int axis, int64_t *p);
+/* k runs the entry of an FT_KSIZED table for dtype's element size (an error if it has none). */
+int ft_kentry_by_size(ft_opctx *c, ft_kcall *k, const ft_kentry *sized, int dtype);
 /* Broadcast iteration parameters (templates/c/binary.h FT_BCAST_LOOP) for n inputs over out;
  * returns the number of p entries written. */
 int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, int64_t *p);

@@ -74,18 +74,21 @@ typedef struct ft_emit_opts {
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
 
-/* The CUDA program (compiler/emit_cuda.c). ft_cuda_prepare runs after lowering (without
- * prepacking) and before the memory plan: it checks every kernel has a CUDA twin and, for
- * fp16, stores float32 tensors as float16. */
+/* The CUDA target (compiler/target_cuda.c) runs after lowering (without prepacking) and before
+ * the memory plan: it checks every kernel has a CUDA twin and, for fp16, stores float32 tensors
+ * as float16. It returns the libraries the program links. Then the CUDA program
+ * (compiler/emit_cuda.c). */
 enum { FT_PREC_FP32 = 0, FT_PREC_TF32 = 1, FT_PREC_FP16 = 2 };
 typedef struct ft_cuda_opts {
   int precision;      /* FT_PREC_* */
   int graph;          /* capture the run as a CUDA graph at init */
   const char *arch;   /* sm_90, compute_90 ... */
-  int uses_blaslt, uses_dnn; /* set by ft_cuda_prepare: libraries to link */
 } ft_cuda_opts;
-int ft_cuda_prepare(ft_graph *g, ft_lowered *lw, ft_cuda_opts *o, ft_err *e);
+typedef struct ft_cuda_libs {
+  int blaslt, dnn; /* the program calls cuBLASLt, cuDNN: link -lcublasLt, -lcudnn */
+} ft_cuda_libs;
+int ft_target_cuda(ft_graph *g, ft_lowered *lw, const ft_cuda_opts *o, ft_cuda_libs *libs, ft_err *e);
 int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *eo,
-                 const ft_cuda_opts *o, FILE *cu_out, FILE *h_out, FILE *w_out, ft_err *e);
+                 const ft_cuda_opts *o, const ft_cuda_libs *libs, FILE *cu_out, FILE *h_out, FILE *w_out, ft_err *e);
 
 #endif

@@ -12,11 +12,13 @@ typedef struct ft_compile_opts {
   const ft_pins *pins;
   int no_fold;
   ft_fuse_opts fuse;
-  ft_cuda_opts *cuda; /* NULL: the C target */
+  const ft_cuda_opts *cuda; /* NULL: the C target */
   FILE *report;       /* --report: node counts per stage, arena and weights */
 } ft_compile_opts;
 
-/* check ops → pin dims → infer and fold → simplify → fuse → lower → plan memory. */
-int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_memplan *mp, ft_err *e);
+/* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target) → plan memory.
+ * libs: what the CUDA target found the program needs (untouched for the C target). */
+int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_memplan *mp, ft_cuda_libs *libs,
+                     ft_err *e);
 
 #endif

@@ -385,11 +385,10 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
   void *out[FT_MAX_IO];
   for (int j = 0; j < n->n_in; j++) in[j] = c.in[j] ? c.in[j]->data : NULL;
   if (dev) {
-    ft_twin tw;
     char why[128];
-    if (ft_cuda_twin(&k, 0, &tw, why, sizeof why))
+    if (ft_cuda_twin_fits(&k, why, sizeof why))
       return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: kernel %s has no %s twin (%s); run it with --device cpu", g->path,
-                     ft_node_label(g, i), k.kernel, h->dev->name, why);
+                     ft_node_label(g, i), k.entry ? k.entry->name : "(none)", h->dev->name, why);
     if ((rc = device_inputs(h, n, in, &ups, e))) goto give_back;
     for (int j = 0; j < n->n_out; j++) {
       out[j] = NULL;
@@ -397,7 +396,7 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
       if ((rc = alloc_output(h, n->out[j], 1, e))) goto give_back;
       out[j] = h->dptr[n->out[j]];
     }
-    rc = h->dev->launch(h->dctx, i, &k, tw.call, in, out, h->profiling, e);
+    rc = h->dev->launch(h->dctx, i, &k, in, out, h->profiling, e);
     if (rc) {
       char msg[sizeof e->msg];
       snprintf(msg, sizeof msg, "%s", e->msg);
@@ -430,12 +429,12 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
     return ft_fail(e, FT_EIO, "out of memory for %zu bytes of scratch (%s)", k.scratch, ft_node_label(g, i));
   if (h->profiling) {
     int64_t t0 = now_ns();
-    k.fn(k.p, k.f, in, out, scratch);
+    k.entry->fn(k.p, k.f, in, out, scratch);
     int64_t dt = now_ns() - t0;
     h->rows[h->node_row[i]].kernel_ns += dt;
     h->kernel_ns += dt;
   } else {
-    k.fn(k.p, k.f, in, out, scratch);
+    k.entry->fn(k.p, k.f, in, out, scratch);
   }
   if (scratch) ft_cache_put(&h->cache, scratch, scls);
   return 0;

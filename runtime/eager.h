@@ -43,10 +43,9 @@ typedef struct ft_eager_device {
   void (*put)(void *ctx, void *block, int cls);
   /* host to device (queued), or device to host (waits for it) */
   int (*copy)(void *ctx, void *dst, const void *src, size_t n, int to_device, ft_err *e);
-  /* run the planned call k of node on device buffers; twin names the device kernel
-   * (compiler/cuda_twins.h); timed: bracket it with events for node_ns */
-  int (*launch)(void *ctx, int node, const ft_kcall *k, const char *twin, const void *const *in, void *const *out,
-                int timed, ft_err *e);
+  /* run the planned call k of node on device buffers: the device kernel of k's entry (its
+   * CUDA twin, compiler/cuda_twins.h); timed: bracket it with events for node_ns */
+  int (*launch)(void *ctx, int node, const ft_kcall *k, const void *const *in, void *const *out, int timed, ft_err *e);
   int (*finish)(void *ctx, ft_err *e);    /* wait for everything queued; report device failures */
   int64_t (*node_ns)(void *ctx, int node); /* after finish: device time of node's timed launch, -1 if none */
   void (*stats)(void *ctx, size_t *reserved, size_t *peak, uint64_t *hits, uint64_t *misses);

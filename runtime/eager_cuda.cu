@@ -3,8 +3,8 @@
  * eager.c walks the graph exactly as on the CPU (shape inference and kernel planning per node on
  * the host, on every run); for a node that runs on the GPU it hands the planned call here. This
  * file does what PyTorch's CUDA backend does per op: look the kernel up (here: the CUDA twin of
- * the C kernel, the same launcher a generated .cu program calls, found by binary search in a
- * table compiled from every twin; tools/cuda_twins.c writes it), get the call's library plan
+ * the call's kernel entry, the same launcher a generated .cu program calls, in a table compiled
+ * from every registered entry; tools/cuda_twins.c writes it), get the call's library plan
  * (cuBLASLt descriptors and heuristic, cuDNN descriptors and algorithm search; made on first
  * use and cached per node while the parameters stay the same, as PyTorch caches cuDNN plans by
  * shape), launch on one stream, and serve device memory from a caching allocator. Nothing waits
@@ -33,6 +33,8 @@ extern "C" { /* ftax's C headers */
 typedef int (*ftc_twin_fn)(const int64_t *, const double *, const void *const *, void *const *, void *, ftc_env *, void *);
 typedef int (*ftc_init_fn)(const int64_t *, const double *, const void *const *, void *const *, ftc_env *, void **);
 typedef void (*ftc_free_fn)(void *);
+/* One row per registered kernel entry (compiler/ops/table.c ft_kentry_each), in that order; a
+ * NULL fn for an entry without a twin. */
 typedef struct ftc_twin_row {
   const char *call;
   ftc_twin_fn fn;
@@ -59,8 +61,15 @@ typedef struct block_list {
   int n, cap;
 } block_list;
 
+/* which row of the table an entry's is: the entries sorted by address, found by binary search */
+typedef struct entry_row {
+  const ft_kentry *entry;
+  int row;
+} entry_row;
+
 typedef struct cuda_dev {
   ftc_env env;
+  entry_row *rows; /* FTC_TWIN_ROWS */
   volatile unsigned *gate; /* pinned host word the gate kernel waits on */
   unsigned ticket;
   int n_nodes;
@@ -155,6 +164,46 @@ static void gate_release(cuda_dev *d) {
   __atomic_store_n((unsigned *)d->gate, ++d->ticket, __ATOMIC_RELEASE);
 }
 
+/* ---- the twins table, by entry -------------------------------------------------------------- */
+
+typedef struct row_walk {
+  entry_row *rows;
+  int n;
+} row_walk;
+
+static void add_row(const ft_kentry *e, void *ctx) {
+  row_walk *w = (row_walk *)ctx;
+  if (w->n < FTC_TWIN_ROWS) w->rows[w->n] = {e, w->n};
+  w->n++;
+}
+
+static int by_entry(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const entry_row *)a)->entry, y = (uintptr_t)((const entry_row *)b)->entry;
+  return x < y ? -1 : x > y;
+}
+
+static int index_rows(cuda_dev *d, ft_err *e) {
+  row_walk w = {(entry_row *)calloc(FTC_TWIN_ROWS, sizeof(entry_row)), 0};
+  if (!w.rows) return ft_fail(e, FT_EIO, "out of memory");
+  ft_kentry_each(add_row, &w);
+  d->rows = w.rows;
+  if (w.n != FTC_TWIN_ROWS) /* the table was written from another libftax */
+    return ft_fail(e, FT_EINVALID, "ftax-eager's CUDA twins table has %d rows for %d kernel entries: rebuild it", FTC_TWIN_ROWS, w.n);
+  qsort(d->rows, FTC_TWIN_ROWS, sizeof(entry_row), by_entry);
+  return 0;
+}
+
+static const ftc_twin_row *find_row(const cuda_dev *d, const ft_kentry *entry) {
+  int lo = 0, hi = FTC_TWIN_ROWS - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (d->rows[mid].entry == entry) return ftc_twin_table[d->rows[mid].row].fn ? &ftc_twin_table[d->rows[mid].row] : NULL;
+    if ((uintptr_t)d->rows[mid].entry < (uintptr_t)entry) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return NULL;
+}
+
 /* ---- open, close ------------------------------------------------------------------------------ */
 
 static void dev_close(void *ctx) {
@@ -174,6 +223,7 @@ static void dev_close(void *ctx) {
   if (d->env.workspace) cudaFree(d->env.workspace);
   if (d->gate) cudaFreeHost((void *)d->gate);
   if (d->env.stream) cudaStreamDestroy(d->env.stream);
+  free(d->rows);
   free(d->plans);
   free(d->ev);
   free(d->timed);
@@ -209,6 +259,7 @@ static int dev_open(void **out, int n_nodes, ft_err *e) {
   const char *s = getenv("FTAX_CUDA_VERBOSE");
   d->env.verbose = s && s[0] == '1';
   if (!d->plans || !d->ev || !d->timed || !d->warm) { dev_close(d); return ft_fail(e, FT_EIO, "out of memory"); }
+  if (index_rows(d, e)) { dev_close(d); return e->code; }
   d->env.workspace_bytes = FTC_EAGER_WORKSPACE;
   void *gate = NULL;
   if (ftc_init_stream(&d->env) || ftc_alloc(&d->env, &d->env.workspace, d->env.workspace_bytes) || ftc_alloc_host(&d->env, &gate, 64)) {
@@ -237,22 +288,11 @@ static int dev_copy(void *ctx, void *dst, const void *src, size_t n, int to_devi
 
 /* ---- one call --------------------------------------------------------------------------------- */
 
-static const ftc_twin_row *find_row(const char *call) {
-  int lo = 0, hi = FTC_TWIN_ROWS - 1;
-  while (lo <= hi) {
-    int mid = (lo + hi) / 2, c = strcmp(ftc_twin_table[mid].call, call);
-    if (!c) return &ftc_twin_table[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return NULL;
-}
-
-static int dev_launch(void *ctx, int node, const ft_kcall *k, const char *twin, const void *const *in, void *const *out,
-                      int timed, ft_err *e) {
+static int dev_launch(void *ctx, int node, const ft_kcall *k, const void *const *in, void *const *out, int timed, ft_err *e) {
   cuda_dev *d = (cuda_dev *)ctx;
-  const ftc_twin_row *row = find_row(twin);
-  if (!row) return ft_fail(e, FT_EUNSUPPORTED, "%s maps to %s, which this ftax-eager was not built with", k->kernel, twin);
+  const ftc_twin_row *row = find_row(d, k->entry);
+  if (!row) /* an entry with a twin whose table is not registered in compiler/ops/table.c */
+    return ft_fail(e, FT_EUNSUPPORTED, "%s has a CUDA twin this ftax-eager was not built with", k->entry->name);
   node_plan *np = &d->plans[node];
   if (row->init) { /* the library plan: reused while this node's parameters stay the same */
     int same = np->plan && np->row == row && np->np == k->np && np->nf == k->nf &&

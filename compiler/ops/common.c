@@ -26,7 +26,7 @@ int ft_kcall_run(const ft_kcall *k, const void *const *in, void *const *out, ft_
     scratch = aligned_alloc(64, (k->scratch + 63) & ~(size_t)63);
     if (!scratch) return ft_fail(err, FT_EIO, "out of memory for %zu bytes of kernel scratch", k->scratch);
   }
-  k->fn(k->p, k->f, in, out, scratch);
+  k->entry->fn(k->p, k->f, in, out, scratch);
   free(scratch);
   return 0;
 }
@@ -197,4 +197,14 @@ int ft_plan_broadcast(const ft_tensor *const *ins, int n, const ft_tensor *out, 
   for (int i = 0; i < n; i++)
     for (int d = 0; d < m; d++) p[1 + m + i * m + d] = ms[i][d];
   return 1 + m + n * m;
+}
+
+int ft_kentry_by_size(ft_opctx *c, ft_kcall *k, const ft_kentry *sized, int dtype) {
+  switch (ft_dtype_size(dtype)) {
+  case 1: k->entry = &sized[0]; return 0;
+  case 2: k->entry = &sized[1]; return 0;
+  case 4: k->entry = &sized[2]; return 0;
+  case 8: k->entry = &sized[3]; return 0;
+  default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(dtype));
+  }
 }

@@ -1,11 +1,41 @@
 /* Conv and ConvTranspose (fp32, NCHW, 1-D to 3-D). Kernels: templates/c/conv.h on the GEMM
  * core of templates/c/gemm.h; constant weights are packed at compile time. */
+#include <stdio.h>
 #include <string.h>
 
 #include "conv.h"
+#include "cuda_twins.h"
 #include "dimmath.h"
 #include "op.h"
 #include "window.h"
+
+/* The CUDA twin (templates/cuda/conv.cuh): cuDNN, which reads the weights as the model has
+ * them, pads both ends of a dim alike, and has the epilogue activations of
+ * templates/cuda/runtime.cuh's ftc_act. */
+static int conv_pads_symmetric(const int64_t *p) { /* the model's output size is what cuDNN gives */
+  for (int i = 0; i < 3; i++) {
+    int64_t in = p[FT_CV_IN + i], k = p[FT_CV_K + i], s = p[FT_CV_S + i], d = p[FT_CV_D + i], pb = p[FT_CV_P + i];
+    int64_t span = (k - 1) * d + 1, got = (in + 2 * pb - span) / s + 1;
+    if (got != p[FT_CV_OUT + i]) return 0;
+  }
+  return 1;
+}
+static int twin_check(const int64_t *p, char *why, size_t wn) {
+  if (p[FT_CV_PACKED]) snprintf(why, wn, "weights were pre-packed for the CPU");
+  else if (!conv_pads_symmetric(p)) snprintf(why, wn, "different pads at the two ends of a dim");
+  else if (!ft_twin_act_known((int)p[FT_CV_ACT])) snprintf(why, wn, "activation %d", (int)p[FT_CV_ACT]);
+  else return 0;
+  return -1;
+}
+/* the twin writes its output before it reads the residual (cuDNN, then the epilogue kernel):
+ * the output gets storage of its own */
+static void twin_prepare(ft_kcall *k) {
+  if (k->p[FT_CV_RES]) k->no_inplace = 1;
+}
+static const ft_twin conv_tw = {"ftc_conv<$0>", "ftc_conv_init<$0>", "ftc_conv_free", "conv", FT_TW_DNN,
+                                twin_check, twin_prepare};
+static const ft_kentry conv_k[] = {{"ft_conv_f32", ft_conv_f32, FT_FLOAT, 0, &conv_tw, NULL}, {0}};
+const ft_kentry *const ft_kernels_conv[] = {conv_k, NULL};
 
 /* im2col / col2im chunk: columns (a multiple of NR) so that rows x columns floats fill about
  * this many bytes, which then stay in L2 while the weights pass over them. */
@@ -126,7 +156,7 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
   k->np = FT_CV_NP;
   k->f[0] = 1; k->f[1] = 1; k->f[2] = 0; k->f[3] = 0;
   k->nf = 4;
-  FT_K(k, ft_conv_f32);
+  k->entry = conv_k;
   k->scratch = ft_conv_scratch(p);
   if (w->data && p[FT_CV_MODE] != FT_CV_DEPTHWISE) {
     k->prepack.input = 1;

@@ -19,10 +19,23 @@
  *   packed_qkv 1 when the pass merged the three projections into one GEMM (information only)
  * Masks broadcast to [n1, n2, Sq, Sk] aligned to the right, like ONNX. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attention.h"
+#include "cuda_twins.h"
 #include "op.h"
+
+/* The CUDA twin (templates/cuda/attention.cuh) keeps a head in registers: at most
+ * FT_AT_CUDA_MAXD dims. */
+static int twin_check(const int64_t *p, char *why, size_t wn) {
+  if (p[FT_AT_DK] <= FT_AT_CUDA_MAXD && p[FT_AT_DV] <= FT_AT_CUDA_MAXD) return 0;
+  snprintf(why, wn, "heads of more than %d dims", FT_AT_CUDA_MAXD);
+  return -1;
+}
+static const ft_twin attention_tw = {"ftc_attention<$0>", NULL, NULL, "attention", 0, twin_check, NULL};
+static const ft_kentry attention_k[] = {{"ft_attention_f32", ft_attention_f32, FT_FLOAT, 0, &attention_tw, NULL}, {0}};
+const ft_kentry *const ft_kernels_fused_attention[] = {attention_k, NULL};
 
 static int get_ints(ft_opctx *c, const char *name, int want, int64_t *v) {
   const int64_t *a;
@@ -124,7 +137,7 @@ static int attention_infer(ft_opctx *c) {
 static int attention_plan(ft_opctx *c, ft_kcall *k) {
   attn_desc a;
   if (describe(c, &a)) return c->err->code;
-  FT_K(k, ft_attention_f32);
+  k->entry = attention_k;
   int64_t *p = k->p;
   memset(p, 0, sizeof(int64_t) * FT_AT_NP);
   memcpy(p + FT_AT_N1, a.dims, sizeof a.dims);

@@ -7,8 +7,14 @@
  *               shape    the output shape */
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "elementwise.h"
 #include "op.h"
+
+/* The CUDA twin: templates/cuda/elementwise.cuh runs the same program */
+static const ft_twin elementwise_tw = {"ftc_elementwise<$0>", NULL, NULL, "elementwise", 0, NULL, NULL};
+static const ft_kentry elementwise_k[] = {{"ft_elementwise_f32", ft_elementwise_f32, FT_FLOAT, 0, &elementwise_tw, NULL}, {0}};
+const ft_kentry *const ft_kernels_fused_elementwise[] = {elementwise_k, NULL};
 
 /* The program must only read registers that exist and were written, write temporaries, and end
  * with the one write of the output: a hand-made model cannot make the kernel stray. */
@@ -78,7 +84,7 @@ static int ew_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *ts[FT_EW_MAXIN];
   for (int i = 0; i < c->n_in; i++) ts[i] = c->in[i];
   k->np = (int)p[3] + ft_plan_broadcast(ts, c->n_in, c->out[0], p + p[3]);
-  FT_K(k, ft_elementwise_f32);
+  k->entry = elementwise_k;
   return 0;
 }
 

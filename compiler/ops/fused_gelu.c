@@ -5,36 +5,32 @@
 #include <string.h>
 
 #include "op.h"
-#include "unary.h"
 
-static ft_kernel_fn pick(ft_opctx *c, const char **name) {
+const ft_kentry *ft_gelu_kernel(int tanh_form, int dtype); /* unary.c: Gelu's entries */
+
+static const ft_kentry *pick(ft_opctx *c) {
   const char *approx = ft_attr_str(c->node, "approximate", "none");
   int tanh_form = !strcmp(approx, "tanh");
   if (!tanh_form && strcmp(approx, "none")) {
     ft_infer_fail(c, FT_EINVALID, "approximate='%s' is not one of 'none', 'tanh'", approx);
     return NULL;
   }
-  switch (c->in[0]->dtype) {
-  case FT_FLOAT: *name = tanh_form ? "ft_gelu_tanh_f32" : "ft_gelu_f32"; return tanh_form ? ft_gelu_tanh_f32 : ft_gelu_f32;
-  case FT_DOUBLE: *name = tanh_form ? "ft_gelu_tanh_f64" : "ft_gelu_f64"; return tanh_form ? ft_gelu_tanh_f64 : ft_gelu_f64;
-  default:
-    ft_infer_fail(c, FT_EUNSUPPORTED, "Gelu is supported for float32 and float64, not %s", ft_dtype_name(c->in[0]->dtype));
-    return NULL;
-  }
+  const ft_kentry *e = ft_gelu_kernel(tanh_form, c->in[0]->dtype);
+  if (!e) ft_infer_fail(c, FT_EUNSUPPORTED, "Gelu is supported for float32 and float64, not %s", ft_dtype_name(c->in[0]->dtype));
+  return e;
 }
 
 static int gelu_infer(ft_opctx *c) {
   if (c->n_in != 1 || !c->in[0]) return ft_infer_fail(c, FT_EINVALID, "needs one input");
-  const char *name;
-  if (!pick(c, &name)) return c->err->code;
+  if (!pick(c)) return c->err->code;
   ft_copy_shape(c->out[0], c->in[0]);
   c->out[0]->dtype = c->in[0]->dtype;
   return 0;
 }
 
 static int gelu_plan(ft_opctx *c, ft_kcall *k) {
-  k->fn = pick(c, &k->kernel);
-  if (!k->fn) return c->err->code;
+  k->entry = pick(c);
+  if (!k->entry) return c->err->code;
   k->p[0] = ft_numel(c->in[0]);
   k->np = 1;
   return 0;

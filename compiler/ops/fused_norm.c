@@ -9,10 +9,27 @@
  * (Gather on axis 0) and Dense, which broadcasts over the leading dims. Sum, when the node has
  * that output, is the sum before normalization (the residual stream others read). float32 only.
  * Kernels: templates/c/fused_norm.h. */
+#include <stdio.h>
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "fused_norm.h"
 #include "op.h"
+
+/* The CUDA twins (templates/cuda/fused_norm.cuh); EmbedLayerNormalization's takes up to 4
+ * embedding tables (p[2]). */
+static int embed_twin_check(const int64_t *p, char *why, size_t wn) {
+  if (p[2] <= 4) return 0;
+  snprintf(why, wn, "more than 4 embedding tables");
+  return -1;
+}
+#define TWIN(op, check) static const ft_twin op##_tw = {"ftc_" #op "<$0>", NULL, NULL, "fused_norm", 0, check, NULL};
+TWIN(fused_layernorm, NULL) TWIN(skip_layernorm, NULL) TWIN(embed_layernorm, embed_twin_check)
+#undef TWIN
+#define K(op) {"ft_" #op "_f32", ft_##op##_f32, FT_FLOAT, 0, &op##_tw, NULL}
+static const ft_kentry norm_k[] = {K(fused_layernorm), K(skip_layernorm), K(embed_layernorm), {0}};
+#undef K
+const ft_kentry *const ft_kernels_fused_norm[] = {norm_k, NULL};
 
 /* Input i is float32 with n elements (one per element of the normalized axis). */
 static int check_vec(ft_opctx *c, int i, int64_t n, const char *what) {
@@ -62,7 +79,7 @@ static int ln_infer(ft_opctx *c) {
 }
 
 static int ln_plan(ft_opctx *c, ft_kcall *k) {
-  FT_K(k, ft_fused_layernorm_f32);
+  k->entry = &norm_k[0];
   rows_cols(c->in[0], &k->p[0], &k->p[1]);
   k->p[2] = c->n_in > 2 && c->in[2];
   k->np = 3;
@@ -92,7 +109,7 @@ static int skip_infer(ft_opctx *c) {
 }
 
 static int skip_plan(ft_opctx *c, ft_kcall *k) {
-  FT_K(k, ft_skip_layernorm_f32);
+  k->entry = &norm_k[1];
   rows_cols(c->in[0], &k->p[0], &k->p[1]);
   k->p[2] = c->n_in > 3 && c->in[3];
   k->p[3] = c->n_in > 4 && c->in[4];
@@ -155,7 +172,7 @@ static int embed_infer(ft_opctx *c) {
 }
 
 static int embed_plan(ft_opctx *c, ft_kcall *k) {
-  FT_K(k, ft_embed_layernorm_f32);
+  k->entry = &norm_k[2];
   const ft_tensor *y = c->out[0];
   int ng = (c->n_in - 3) / 2;
   rows_cols(y, &k->p[0], &k->p[1]);

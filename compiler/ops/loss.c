@@ -4,20 +4,20 @@
 #include "loss.h"
 #include "op.h"
 
-typedef struct kentry { int dtype, tdtype; const char *name; ft_kernel_fn fn; } kentry;
-#define K(dt, tdt, fn) {dt, tdt, #fn, fn}
-static const kentry nll_k[] = {
+/* by score type (dtype) and target type (dtype2); no CUDA twins */
+#define K(dt, tdt, fn) {#fn, fn, dt, tdt, NULL, NULL}
+static const ft_kentry nll_k[] = {
     K(FT_FLOAT, FT_INT64, ft_nll_f32_i64), K(FT_FLOAT, FT_INT32, ft_nll_f32_i32),
-    K(FT_DOUBLE, FT_INT64, ft_nll_f64_i64), K(FT_DOUBLE, FT_INT32, ft_nll_f64_i32), {0, 0, 0, 0}};
-static const kentry sce_k[] = {
+    K(FT_DOUBLE, FT_INT64, ft_nll_f64_i64), K(FT_DOUBLE, FT_INT32, ft_nll_f64_i32), {0}};
+static const ft_kentry sce_k[] = {
     K(FT_FLOAT, FT_INT64, ft_sce_f32_i64), K(FT_FLOAT, FT_INT32, ft_sce_f32_i32),
-    K(FT_DOUBLE, FT_INT64, ft_sce_f64_i64), K(FT_DOUBLE, FT_INT32, ft_sce_f64_i32), {0, 0, 0, 0}};
+    K(FT_DOUBLE, FT_INT64, ft_sce_f64_i64), K(FT_DOUBLE, FT_INT32, ft_sce_f64_i32), {0}};
 
 static int is_sce(const ft_opctx *c) { return !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss"); }
 
-static const kentry *find_kernel(ft_opctx *c) {
-  for (const kentry *e = is_sce(c) ? sce_k : nll_k; e->name; e++)
-    if (e->dtype == c->in[0]->dtype && e->tdtype == c->in[1]->dtype) return e;
+static const ft_kentry *find_kernel(ft_opctx *c) {
+  for (const ft_kentry *e = is_sce(c) ? sce_k : nll_k; e->name; e++)
+    if (e->dtype == c->in[0]->dtype && e->dtype2 == c->in[1]->dtype) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s input with %s target", c->node->op_type,
                 ft_dtype_name(c->in[0]->dtype), ft_dtype_name(c->in[1]->dtype));
   return NULL;
@@ -62,7 +62,7 @@ static int loss_infer(ft_opctx *c) {
 }
 
 static int loss_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c);
+  const ft_kentry *e = find_kernel(c);
   if (!e) return c->err->code;
   const ft_tensor *x = c->in[0];
   int r = 0;
@@ -70,8 +70,7 @@ static int loss_plan(ft_opctx *c, ft_kcall *k) {
   if (rc) return rc;
   int64_t N = x->dims[0], C = x->dims[1], D = 1;
   for (int d = 2; d < x->rank; d++) D *= x->dims[d];
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   k->p[0] = N;
   k->p[1] = C;
   k->p[2] = D;

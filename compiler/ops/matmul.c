@@ -4,18 +4,36 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "gemm.h"
 #include "op.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-static const kentry matmul_k[] = {
-    {FT_FLOAT, "ft_matmul_f32", ft_matmul_f32}, {FT_DOUBLE, "ft_matmul_f64", ft_matmul_f64},
-    {FT_INT32, "ft_matmul_i32", ft_matmul_i32}, {FT_INT64, "ft_matmul_i64", ft_matmul_i64},
-    {FT_UINT32, "ft_matmul_u32", ft_matmul_u32}, {FT_UINT64, "ft_matmul_u64", ft_matmul_u64},
-    {0, 0, 0}};
+/* The CUDA twins (templates/cuda/gemm.cuh): cuBLASLt for float32, a plain kernel for the
+ * integer types. Neither reads B in the CPU's packed layout, and cuBLASLt's epilogue has the
+ * activations templates/cuda/runtime.cuh's ftc_act knows. */
+static int naive_check(const int64_t *p, char *why, size_t wn) {
+  if (!p[FT_MM_PACKED]) return 0;
+  snprintf(why, wn, "weights were pre-packed for the CPU");
+  return -1;
+}
+static int lt_check(const int64_t *p, char *why, size_t wn) {
+  if (naive_check(p, why, wn)) return -1;
+  if (ft_twin_act_known((int)p[FT_MM_ACT])) return 0;
+  snprintf(why, wn, "activation %d", (int)p[FT_MM_ACT]);
+  return -1;
+}
+static const ft_twin lt_tw = {"ftc_matmul_lt<$0>", "ftc_matmul_lt_init<$0>", "ftc_matmul_lt_free", "gemm",
+                              FT_TW_BLASLT, lt_check, NULL};
+static const ft_twin naive_tw = {"ftc_matmul_naive<$0>", NULL, NULL, "gemm", 0, naive_check, NULL};
+#define K(dt, s, tw) {"ft_matmul_" #s, ft_matmul_##s, dt, 0, &tw, NULL}
+static const ft_kentry matmul_k[] = {
+    K(FT_FLOAT, f32, lt_tw),       K(FT_DOUBLE, f64, naive_tw), K(FT_INT32, i32, naive_tw), K(FT_INT64, i64, naive_tw),
+    K(FT_UINT32, u32, naive_tw), K(FT_UINT64, u64, naive_tw), {0}};
+#undef K
+const ft_kentry *const ft_kernels_matmul[] = {matmul_k, NULL};
 
-static const kentry *find_kernel(int dtype) {
-  for (const kentry *e = matmul_k; e->name; e++)
+static const ft_kentry *find_kernel(int dtype) {
+  for (const ft_kentry *e = matmul_k; e->name; e++)
     if (e->dtype == dtype) return e;
   return NULL;
 }
@@ -76,9 +94,8 @@ static void batch_strides(const ft_tensor *t, int nb_t, const int64_t *od, int r
 
 static int matmul_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
-  const kentry *ke = find_kernel(a->dtype);
-  k->kernel = ke->name;
-  k->fn = ke->fn;
+  const ft_kentry *ke = find_kernel(a->dtype);
+  k->entry = ke;
   int64_t *p = k->p;
   memset(p, 0, sizeof(int64_t) * FT_MM_BDIMS);
   int64_t M = a->rank >= 2 ? a->dims[a->rank - 2] : 1, K = a->dims[a->rank - 1];
@@ -152,7 +169,7 @@ static int gemm_plan(ft_opctx *c, ft_kcall *k) {
   int ta = ft_attr_int(c->node, "transA", 0) != 0, tb = ft_attr_int(c->node, "transB", 0) != 0;
   int64_t M = y->dims[0], N = y->dims[1], K = a->dims[ta ? 0 : 1];
   float beta = ft_attr_float(c->node, "beta", 1.0f);
-  FT_K(k, ft_matmul_f32);
+  k->entry = &matmul_k[0];
   int64_t *p = k->p;
   memset(p, 0, sizeof(int64_t) * FT_MM_BDIMS);
   p[FT_MM_M] = M; p[FT_MM_N] = N; p[FT_MM_K] = K;

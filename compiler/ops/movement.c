@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cast.h"
+#include "copy.h"
+#include "cuda_twins.h"
 #include "dimmath.h"
 #include "movement.h"
 #include "op.h"
@@ -26,22 +28,80 @@ static int64_t prod(const int64_t *d, int from, int to) {
   return n;
 }
 
-static int pick_by_size(ft_opctx *c, ft_kcall *k, int dtype, const ft_kernel_fn fns[4], const char *const names[4]) {
-  int slot;
-  switch (ft_dtype_size(dtype)) {
-  case 1: slot = 0; break;
-  case 2: slot = 1; break;
-  case 4: slot = 2; break;
-  case 8: slot = 3; break;
-  default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(dtype));
-  }
-  k->fn = fns[slot];
-  k->kernel = names[slot];
-  return 0;
+/* ---- kernel entries ------------------------------------------------------------------------
+ * With their CUDA twins (templates/cuda/movement.cuh, elementwise.cuh). In fp16 programs the
+ * float data these kernels move as bytes or 4-byte elements is half: their calls are rewritten
+ * for that (ft_kentry.half). */
+
+static int in_float(const ft_graph *g, const ft_node *n, int i) {
+  return i < n->n_in && ft_value_dtype(g, n->in[i]) == FT_FLOAT;
 }
-#define BY_SIZE(c, k, dt, base)                                                                  \
-  pick_by_size(c, k, dt, (const ft_kernel_fn[4]){base##_1, base##_2, base##_4, base##_8},        \
-               (const char *const[4]){#base "_1", #base "_2", #base "_4", #base "_8"})
+static void bytes_half(const ft_graph *g, const ft_node *n, ft_kcall *k) { /* p[0] bytes */
+  if (in_float(g, n, 0)) k->p[0] /= 2;
+}
+static void concat_half(const ft_graph *g, const ft_node *n, ft_kcall *k) { /* p[2...] bytes per input */
+  if (ft_value_dtype(g, n->n_out > 0 ? n->out[0] : -1) != FT_FLOAT) return;
+  for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
+}
+static void split_half(const ft_graph *g, const ft_node *n, ft_kcall *k) { /* p[2...] bytes per output */
+  if (!in_float(g, n, 0)) return;
+  for (int i = 0; i < k->p[0]; i++) k->p[2 + i] /= 2;
+}
+static void gather_half(const ft_graph *g, const ft_node *n, ft_kcall *k) { /* p[3] bytes per row */
+  if (in_float(g, n, 0)) k->p[3] /= 2;
+}
+static void copy_nd_half(const ft_graph *g, const ft_node *n, ft_kcall *k);
+static void where_half(const ft_graph *g, const ft_node *n, ft_kcall *k);
+static void pad_half(const ft_graph *g, const ft_node *n, ft_kcall *k);
+
+#define TWIN(tw, launcher, file) static const ft_twin tw = {launcher, NULL, NULL, file, 0, NULL, NULL};
+TWIN(copy_nd_tw, "ftc_copy_nd<$0>", "movement") TWIN(pad_tw, "ftc_pad<$0>", "movement")
+TWIN(where_tw, "ftc_where<$0>", "elementwise") TWIN(concat_tw, "ftc_concat", "movement")
+TWIN(split_tw, "ftc_split", "movement") TWIN(copy_bytes_tw, "ftc_copy_bytes", "movement")
+TWIN(gather_tw, "ftc_gather<$0>", "movement")
+#undef TWIN
+/* the last template argument: whether the destination is bool (stores 0 or 1) */
+static const ft_twin cast_tw[2] = {{"ftc_cast<$0, $1, 0>", NULL, NULL, "elementwise", 0, NULL, NULL},
+                                   {"ftc_cast<$0, $1, 1>", NULL, NULL, "elementwise", 0, NULL, NULL}};
+
+static const ft_kentry copy_nd_k[] = FT_KSIZED(ft_copy_nd, &copy_nd_tw, copy_nd_half);
+static const ft_kentry pad_k[] = FT_KSIZED(ft_pad, &pad_tw, pad_half);
+static const ft_kentry where_k[] = FT_KSIZED(ft_where, &where_tw, where_half);
+static const ft_kentry gather_elements_i32_k[] = FT_KSIZED(ft_gather_elements_i32, NULL, NULL);
+static const ft_kentry gather_elements_i64_k[] = FT_KSIZED(ft_gather_elements_i64, NULL, NULL);
+static const ft_kentry trilu_k[] = FT_KSIZED(ft_trilu, NULL, NULL);
+static const ft_kentry onehot_k[] = FT_KSIZED(ft_onehot, NULL, NULL);
+static const ft_kentry concat_k[] = {{"ft_concat", ft_concat, 0, 0, &concat_tw, concat_half}, {0}};
+static const ft_kentry split_k[] = {{"ft_split", ft_split, 0, 0, &split_tw, split_half}, {0}};
+const ft_kentry ft_copy_bytes_entry[] = {{"ft_copy_bytes", ft_copy_bytes, 0, 0, &copy_bytes_tw, bytes_half}, {0}};
+/* by the type of the indices */
+static const ft_kentry gather_k[] = {{"ft_gather_i32", ft_gather_i32, FT_INT32, 0, &gather_tw, gather_half},
+                                     {"ft_gather_i64", ft_gather_i64, FT_INT64, 0, &gather_tw, gather_half}, {0}};
+/* by source and destination type */
+static const ft_kentry cast_k[] = {
+#define ROW(S, TS, DS, D, TD, DD) {"ft_cast_" #S "_" #D, ft_cast_##S##_##D, DS, DD, &cast_tw[DD == FT_BOOL], NULL},
+#define FROM(S, TS, DS) FT_CAST_TYPES_TO(ROW, S, TS, DS)
+    FT_CAST_TYPES(FROM)
+#undef FROM
+#undef ROW
+    {0}};
+const ft_kentry *const ft_kernels_movement[] = {copy_nd_k, pad_k, where_k, concat_k, split_k, ft_copy_bytes_entry,
+                                                gather_k, cast_k, NULL};
+
+static void copy_nd_half(const ft_graph *g, const ft_node *n, ft_kcall *k) {
+  if (in_float(g, n, 0)) k->entry = &copy_nd_k[1];
+}
+static void where_half(const ft_graph *g, const ft_node *n, ft_kcall *k) {
+  if (in_float(g, n, 1)) k->entry = &where_k[1];
+}
+static void pad_half(const ft_graph *g, const ft_node *n, ft_kcall *k) { /* and the fill value */
+  if (!in_float(g, n, 0)) return;
+  int r = (int)k->p[0];
+  float v;
+  memcpy(&v, &k->p[2 + 3 * r], 4);
+  k->p[2 + 3 * r] = ft_half_saturating(v);
+  k->entry = &pad_k[1];
+}
 
 /* Plan a strided copy of input 0 into the dense output: dims and strides (in elements) of the
  * input, one per output dim. Size-1 dims are dropped and dims that are contiguous in the input
@@ -60,7 +120,7 @@ static int plan_strided(ft_opctx *c, ft_kcall *k, int r, int64_t base, const int
   k->p[1] = empty ? 0 : base;
   for (int d = 0; d < m; d++) { k->p[2 + d] = md[d]; k->p[2 + m + d] = ms[d]; }
   k->np = 2 + 2 * m;
-  return BY_SIZE(c, k, c->in[0]->dtype, ft_copy_nd);
+  return ft_kentry_by_size(c, k, copy_nd_k, c->in[0]->dtype);
 }
 
 static int need_inputs(ft_opctx *c, int n) {
@@ -167,7 +227,7 @@ static int concat_plan(ft_opctx *c, ft_kcall *k) {
   int axis = 0;
   ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), c->in[0]->rank, &axis);
   size_t es = ft_dtype_size(c->in[0]->dtype);
-  FT_K(k, ft_concat);
+  k->entry = concat_k;
   k->p[0] = c->n_in;
   k->p[1] = prod(c->out[0]->dims, 0, axis);
   for (int i = 0; i < c->n_in; i++) k->p[2 + i] = prod(c->in[i]->dims, axis, c->in[i]->rank) * (int64_t)es;
@@ -234,7 +294,7 @@ static int split_plan(ft_opctx *c, ft_kcall *k) {
   if (n < 0) return c->err->code;
   const ft_tensor *x = c->in[0];
   int64_t inner = prod(x->dims, axis + 1, x->rank) * (int64_t)ft_dtype_size(x->dtype);
-  FT_K(k, ft_split);
+  k->entry = split_k;
   k->p[0] = n;
   k->p[1] = prod(x->dims, 0, axis);
   for (int i = 0; i < n; i++) k->p[2 + i] = sizes[i] * inner;
@@ -352,7 +412,7 @@ static int gather_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *x = c->in[0], *ind = c->in[1];
   int axis = 0;
   ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), x->rank, &axis);
-  if (ind->dtype == FT_INT32) FT_K(k, ft_gather_i32); else FT_K(k, ft_gather_i64);
+  k->entry = &gather_k[ind->dtype == FT_INT32 ? 0 : 1];
   k->p[0] = prod(x->dims, 0, axis);
   k->p[1] = x->dims[axis];
   k->p[2] = ft_numel(ind);
@@ -381,7 +441,7 @@ static int gather_elements_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *x = c->in[0], *ind = c->in[1];
   int axis = 0, r = x->rank;
   ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), r, &axis);
-  int rc = ind->dtype == FT_INT32 ? BY_SIZE(c, k, x->dtype, ft_gather_elements_i32) : BY_SIZE(c, k, x->dtype, ft_gather_elements_i64);
+  int rc = ind->dtype == FT_INT32 ? ft_kentry_by_size(c, k, gather_elements_i32_k, x->dtype) : ft_kentry_by_size(c, k, gather_elements_i64_k, x->dtype);
   if (rc) return rc;
   k->p[0] = r;
   k->p[1] = axis;
@@ -582,7 +642,7 @@ static int pad_plan(ft_opctx *c, ft_kcall *k) {
   int64_t before[FT_MAX_RANK], after[FT_MAX_RANK];
   int mode = pad_mode(c), r = x->rank;
   if (mode < 0 || pad_amounts(c, before, after)) return c->err->code;
-  if (BY_SIZE(c, k, x->dtype, ft_pad)) return c->err->code;
+  if (ft_kentry_by_size(c, k, pad_k, x->dtype)) return c->err->code;
   k->p[0] = r;
   k->p[1] = mode;
   for (int d = 0; d < r; d++) {
@@ -612,7 +672,7 @@ static int trilu_infer(ft_opctx *c) {
 static int trilu_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *x = c->in[0];
   int r = x->rank;
-  if (BY_SIZE(c, k, x->dtype, ft_trilu)) return c->err->code;
+  if (ft_kentry_by_size(c, k, trilu_k, x->dtype)) return c->err->code;
   const ft_tensor *kt = c->n_in > 1 ? c->in[1] : NULL;
   k->p[0] = prod(x->dims, 0, r - 2);
   k->p[1] = x->dims[r - 2];
@@ -658,7 +718,7 @@ static int onehot_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *ind = c->in[0];
   int axis = 0;
   onehot_axis(c, &axis);
-  if (BY_SIZE(c, k, c->in[2]->dtype, ft_onehot)) return c->err->code;
+  if (ft_kentry_by_size(c, k, onehot_k, c->in[2]->dtype)) return c->err->code;
   k->p[0] = prod(ind->dims, 0, axis);
   k->p[1] = c->out[0]->dims[axis];
   k->p[2] = prod(ind->dims, axis, ind->rank);
@@ -669,17 +729,9 @@ static int onehot_plan(ft_opctx *c, ft_kcall *k) {
 
 /* ---- Cast, CastLike ----------------------------------------------------------------------- */
 
-static const struct castk { int from, to; const char *name; ft_kernel_fn fn; } cast_kernels[] = {
-#define ROW(S, TS, DS, D, TD, DD) {DS, DD, "ft_cast_" #S "_" #D, ft_cast_##S##_##D},
-#define FROM(S, TS, DS) FT_CAST_TYPES_TO(ROW, S, TS, DS)
-    FT_CAST_TYPES(FROM)
-#undef FROM
-#undef ROW
-    {0, 0, NULL, NULL}};
-
-static const struct castk *find_cast(int from, int to) {
-  for (const struct castk *e = cast_kernels; e->name; e++)
-    if (e->from == from && e->to == to) return e;
+static const ft_kentry *find_cast(int from, int to) {
+  for (const ft_kentry *e = cast_k; e->name; e++)
+    if (e->dtype == from && e->dtype2 == to) return e;
   return NULL;
 }
 
@@ -696,10 +748,8 @@ static int cast_infer(ft_opctx *c) {
 }
 
 static int cast_plan(ft_opctx *c, ft_kcall *k) {
-  const struct castk *e = find_cast(c->in[0]->dtype, c->out[0]->dtype);
-  if (!e) return ft_infer_fail(c, FT_EUNSUPPORTED, "this cast is not supported");
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = find_cast(c->in[0]->dtype, c->out[0]->dtype);
+  if (!k->entry) return ft_infer_fail(c, FT_EUNSUPPORTED, "this cast is not supported");
   k->p[0] = ft_numel(c->in[0]);
   k->np = 1;
   return 0;
@@ -719,7 +769,7 @@ static int where_infer(ft_opctx *c) {
 }
 
 static int where_plan(ft_opctx *c, ft_kcall *k) {
-  if (BY_SIZE(c, k, c->in[1]->dtype, ft_where)) return c->err->code;
+  if (ft_kentry_by_size(c, k, where_k, c->in[1]->dtype)) return c->err->code;
   const ft_tensor *ts[3] = {c->in[0], c->in[1], c->in[2]};
   k->np = ft_plan_broadcast(ts, 3, c->out[0], k->p);
   return 0;

@@ -2,22 +2,30 @@
  * LpNormalization, MeanVarianceNormalization, LRN. Kernels: templates/c/norm.h. */
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "norm.h"
 #include "op.h"
 
 int ft_reduce_layout(const ft_tensor *x, const int *red, int64_t *p, int64_t *n_out); /* reduce.c */
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-#define K(dt, fn) {dt, #fn, fn}
-#define KF(op) {K(FT_FLOAT, ft_##op##_f32), K(FT_DOUBLE, ft_##op##_f64), {0, 0, 0}}
-static const kentry layernorm_k[] = KF(layernorm);
-static const kentry batchnorm_k[] = KF(batchnorm);
-static const kentry instnorm_k[] = KF(instnorm);
-static const kentry lpnorm_k[] = KF(lpnorm);
-static const kentry mvn_k[] = KF(mvn);
-static const kentry lrn_k[] = KF(lrn);
+/* Kernel entries by dtype; LayerNormalization, BatchNormalization and InstanceNormalization have
+ * CUDA twins (templates/cuda/reduce.cuh) */
+#define TWIN(op) static const ft_twin op##_tw = {"ftc_" #op "<$0>", NULL, NULL, "reduce", 0, NULL, NULL};
+TWIN(layernorm) TWIN(batchnorm) TWIN(instnorm)
+#undef TWIN
+#define K(dt, fn, tw) {#fn, fn, dt, 0, tw, NULL}
+#define KF(op, tw) {K(FT_FLOAT, ft_##op##_f32, tw), K(FT_DOUBLE, ft_##op##_f64, tw), {0}}
+static const ft_kentry layernorm_k[] = KF(layernorm, &layernorm_tw);
+static const ft_kentry batchnorm_k[] = KF(batchnorm, &batchnorm_tw);
+static const ft_kentry instnorm_k[] = KF(instnorm, &instnorm_tw);
+static const ft_kentry lpnorm_k[] = KF(lpnorm, NULL);
+static const ft_kentry mvn_k[] = KF(mvn, NULL);
+static const ft_kentry lrn_k[] = KF(lrn, NULL);
+#undef KF
+#undef K
+const ft_kentry *const ft_kernels_norm[] = {layernorm_k, batchnorm_k, instnorm_k, NULL};
 
-static const kentry *find_kernel(ft_opctx *c, const kentry *e) {
+static const ft_kentry *find_kernel(ft_opctx *c, const ft_kentry *e) {
   for (; e->name; e++)
     if (e->dtype == c->in[0]->dtype) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s", c->node->op_type, ft_dtype_name(c->in[0]->dtype));
@@ -85,14 +93,13 @@ static int layernorm_infer(ft_opctx *c) {
 }
 
 static int layernorm_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, layernorm_k);
+  const ft_kentry *e = find_kernel(c, layernorm_k);
   if (!e) return c->err->code;
   int axis;
   int64_t rows, cols;
   int rc = layernorm_axis(c, &axis, &rows, &cols);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   k->p[0] = rows;
   k->p[1] = cols;
   k->p[2] = ft_numel(c->in[1]);
@@ -151,11 +158,10 @@ static int instnorm_infer(ft_opctx *c) {
   return same_as_x(c);
 }
 
-static int channel_plan(ft_opctx *c, ft_kcall *k, const kentry *table) {
-  const kentry *e = find_kernel(c, table);
+static int channel_plan(ft_opctx *c, ft_kcall *k, const ft_kentry *table) {
+  const ft_kentry *e = find_kernel(c, table);
   if (!e) return c->err->code;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ncs(c->in[0], &k->p[0], &k->p[1], &k->p[2]);
   k->np = 3;
   k->f[0] = ft_attr_float(c->node, "epsilon", 1e-5f);
@@ -182,14 +188,13 @@ static int lpnorm_infer(ft_opctx *c) {
 }
 
 static int lpnorm_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, lpnorm_k);
+  const ft_kentry *e = find_kernel(c, lpnorm_k);
   if (!e) return c->err->code;
   const ft_tensor *x = c->in[0];
   int axis;
   int rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", -1), x->rank, &axis);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ft_plan_axis(x, axis, k->p);
   k->p[3] = ft_attr_int(c->node, "p", 2);
   k->np = 4;
@@ -223,13 +228,12 @@ static int mvn_infer(ft_opctx *c) {
 }
 
 static int mvn_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, mvn_k);
+  const ft_kentry *e = find_kernel(c, mvn_k);
   if (!e) return c->err->code;
   int red[FT_MAX_RANK];
   int rc = mvn_axes(c, red);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   int64_t n_out;
   k->np = ft_reduce_layout(c->in[0], red, k->p, &n_out);
   k->scratch = (size_t)n_out * 2 * ft_dtype_size(c->in[0]->dtype);
@@ -250,10 +254,9 @@ static int lrn_infer(ft_opctx *c) {
 }
 
 static int lrn_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, lrn_k);
+  const ft_kentry *e = find_kernel(c, lrn_k);
   if (!e) return c->err->code;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ncs(c->in[0], &k->p[0], &k->p[1], &k->p[2]);
   k->p[3] = ft_attr_int(c->node, "size", 1);
   k->np = 4;

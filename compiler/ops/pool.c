@@ -2,23 +2,35 @@
  * Kernels: templates/c/pool.h. */
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "op.h"
 #include "pool.h"
 #include "window.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-static const kentry maxpool_k[] = {
-    {FT_FLOAT, "ft_maxpool_f32", ft_maxpool_f32}, {FT_DOUBLE, "ft_maxpool_f64", ft_maxpool_f64},
-    {FT_INT8, "ft_maxpool_i8", ft_maxpool_i8},    {FT_UINT8, "ft_maxpool_u8", ft_maxpool_u8},
-    {FT_INT32, "ft_maxpool_i32", ft_maxpool_i32}, {FT_INT64, "ft_maxpool_i64", ft_maxpool_i64},
-    {0, 0, 0}};
+/* Kernel entries, each with its CUDA twin (templates/cuda/pool.cuh; the global pools':
+ * templates/cuda/reduce.cuh) */
+#define TWIN(tw, launcher, file) static const ft_twin tw = {launcher, NULL, NULL, file, 0, NULL, NULL};
+TWIN(maxpool_tw, "ftc_maxpool<$0>", "pool") TWIN(avgpool_tw, "ftc_avgpool<$0, 0>", "pool")
+TWIN(lppool_tw, "ftc_avgpool<$0, 1>", "pool") TWIN(global_avgpool_tw, "ftc_gpool<$0, FTC_GAVG>", "reduce")
+TWIN(global_maxpool_tw, "ftc_gpool<$0, FTC_GMAX>", "reduce") TWIN(global_lppool_tw, "ftc_gpool<$0, FTC_GLP>", "reduce")
+#undef TWIN
+#define K(dt, op, s) {"ft_" #op "_" #s, ft_##op##_##s, dt, 0, &op##_tw, NULL}
+static const ft_kentry maxpool_k[] = {
+    K(FT_FLOAT, maxpool, f32), K(FT_DOUBLE, maxpool, f64), K(FT_INT8, maxpool, i8), K(FT_UINT8, maxpool, u8),
+    K(FT_INT32, maxpool, i32), K(FT_INT64, maxpool, i64), {0}};
+/* float32 only */
+static const ft_kentry avgpool_k[] = {K(FT_FLOAT, avgpool, f32), K(FT_FLOAT, lppool, f32), {0}};
+static const ft_kentry global_k[] = {K(FT_FLOAT, global_avgpool, f32), K(FT_FLOAT, global_maxpool, f32),
+                                     K(FT_FLOAT, global_lppool, f32), {0}};
+#undef K
+const ft_kentry *const ft_kernels_pool[] = {maxpool_k, avgpool_k, global_k, NULL};
 
 static int is_max(const ft_opctx *c) { return !strcmp(c->node->op_type, "MaxPool"); }
 static int is_lp(const ft_opctx *c) { return !strcmp(c->node->op_type, "LpPool"); }
 
 static int check_dtype(ft_opctx *c, int dt) {
   if (is_max(c)) {
-    for (const kentry *e = maxpool_k; e->name; e++)
+    for (const ft_kentry *e = maxpool_k; e->name; e++)
       if (e->dtype == dt) return 0;
     return ft_infer_fail(c, FT_EUNSUPPORTED, "MaxPool is not supported for %s", ft_dtype_name(dt));
   }
@@ -76,13 +88,13 @@ static int pool_plan(ft_opctx *c, ft_kcall *k) {
   k->f[0] = 0;
   k->nf = 1;
   if (is_max(c)) {
-    for (const kentry *e = maxpool_k; e->name; e++)
-      if (e->dtype == x->dtype) { k->kernel = e->name; k->fn = e->fn; }
+    for (const ft_kentry *e = maxpool_k; e->name; e++)
+      if (e->dtype == x->dtype) k->entry = e;
   } else if (is_lp(c)) {
-    FT_K(k, ft_lppool_f32);
+    k->entry = &avgpool_k[1];
     k->f[0] = (double)ft_attr_int(c->node, "p", 2);
   } else {
-    FT_K(k, ft_avgpool_f32);
+    k->entry = &avgpool_k[0];
   }
   return 0;
 }
@@ -113,10 +125,10 @@ static int gpool_plan(ft_opctx *c, ft_kcall *k) {
   k->f[0] = 2;
   k->nf = 1;
   const char *op = c->node->op_type;
-  if (!strcmp(op, "GlobalAveragePool")) FT_K(k, ft_global_avgpool_f32);
-  else if (!strcmp(op, "GlobalMaxPool")) FT_K(k, ft_global_maxpool_f32);
+  if (!strcmp(op, "GlobalAveragePool")) k->entry = &global_k[0];
+  else if (!strcmp(op, "GlobalMaxPool")) k->entry = &global_k[1];
   else {
-    FT_K(k, ft_global_lppool_f32);
+    k->entry = &global_k[2];
     k->f[0] = (double)ft_attr_int(c->node, "p", 2);
   }
   return 0;

@@ -6,33 +6,39 @@
  * noop_with_empty_axes=1. */
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "op.h"
 #include "reduce.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-
-#define K(dt, fn) {dt, #fn, fn}
-#define KF(op) K(FT_FLOAT, ft_##op##_f32), K(FT_DOUBLE, ft_##op##_f64)
-#define KI(op) K(FT_INT32, ft_##op##_i32), K(FT_INT64, ft_##op##_i64), K(FT_INT8, ft_##op##_i8), \
-               K(FT_UINT8, ft_##op##_u8), K(FT_UINT32, ft_##op##_u32), K(FT_UINT64, ft_##op##_u64)
-static const kentry sum_k[] = {KF(reduce_sum), KI(reduce_sum), {0, 0, 0}};
-static const kentry mean_k[] = {KF(reduce_mean), KI(reduce_mean), {0, 0, 0}};
-static const kentry prod_k[] = {KF(reduce_prod), KI(reduce_prod), {0, 0, 0}};
-static const kentry max_k[] = {KF(reduce_max), KI(reduce_max), {0, 0, 0}};
-static const kentry min_k[] = {KF(reduce_min), KI(reduce_min), {0, 0, 0}};
-static const kentry l1_k[] = {KF(reduce_l1), KI(reduce_l1), {0, 0, 0}};
-static const kentry sum_square_k[] = {KF(reduce_sum_square), KI(reduce_sum_square), {0, 0, 0}};
-static const kentry l2_k[] = {KF(reduce_l2), {0, 0, 0}};
-static const kentry log_sum_k[] = {KF(reduce_log_sum), {0, 0, 0}};
-static const kentry log_sum_exp_k[] = {KF(reduce_log_sum_exp), {0, 0, 0}};
-#define KA(op)                                                                                   \
-  KF(op), KI(op), K(FT_INT16, ft_##op##_i16), K(FT_UINT16, ft_##op##_u16)
-static const kentry argmax_k[] = {KA(argmax), {0, 0, 0}};
-static const kentry argmin_k[] = {KA(argmin), {0, 0, 0}};
+/* Kernel entries by dtype, each with its CUDA twin (templates/cuda/reduce.cuh; none for CumSum) */
+#define TWIN(tw, launcher) static const ft_twin tw = {launcher, NULL, NULL, "reduce", 0, NULL, NULL};
+TWIN(sum_tw, "ftc_reduce<$0, ftc_r_sum>") TWIN(mean_tw, "ftc_reduce<$0, ftc_r_mean>")
+TWIN(prod_tw, "ftc_reduce<$0, ftc_r_prod>") TWIN(max_tw, "ftc_reduce<$0, ftc_r_max>")
+TWIN(min_tw, "ftc_reduce<$0, ftc_r_min>") TWIN(l1_tw, "ftc_reduce<$0, ftc_r_l1>")
+TWIN(sum_square_tw, "ftc_reduce<$0, ftc_r_sum_square>") TWIN(l2_tw, "ftc_reduce<$0, ftc_r_l2>")
+TWIN(log_sum_tw, "ftc_reduce<$0, ftc_r_log_sum>") TWIN(log_sum_exp_tw, "ftc_reduce_lse<$0>")
+TWIN(argmax_tw, "ftc_arg<$0, 1>") TWIN(argmin_tw, "ftc_arg<$0, 0>")
+#undef TWIN
+#define K(dt, fn, tw) {#fn, fn, dt, 0, tw, NULL}
+#define KF(op, tw) K(FT_FLOAT, ft_##op##_f32, tw), K(FT_DOUBLE, ft_##op##_f64, tw)
+#define KI(op, tw) K(FT_INT32, ft_##op##_i32, tw), K(FT_INT64, ft_##op##_i64, tw), K(FT_INT8, ft_##op##_i8, tw), \
+                   K(FT_UINT8, ft_##op##_u8, tw), K(FT_UINT32, ft_##op##_u32, tw), K(FT_UINT64, ft_##op##_u64, tw)
+#define R(op) static const ft_kentry op##_k[] = {KF(reduce_##op, &op##_tw), KI(reduce_##op, &op##_tw), {0}};
+R(sum) R(mean) R(prod) R(max) R(min) R(l1) R(sum_square)
+#undef R
+static const ft_kentry l2_k[] = {KF(reduce_l2, &l2_tw), {0}};
+static const ft_kentry log_sum_k[] = {KF(reduce_log_sum, &log_sum_tw), {0}};
+static const ft_kentry log_sum_exp_k[] = {KF(reduce_log_sum_exp, &log_sum_exp_tw), {0}};
+#define KA(op) KF(op, &op##_tw), KI(op, &op##_tw), K(FT_INT16, ft_##op##_i16, &op##_tw), K(FT_UINT16, ft_##op##_u16, &op##_tw)
+static const ft_kentry argmax_k[] = {KA(argmax), {0}};
+static const ft_kentry argmin_k[] = {KA(argmin), {0}};
+#undef KA
+const ft_kentry *const ft_kernels_reduce[] = {sum_k, mean_k, prod_k, max_k, min_k, l1_k, sum_square_k, l2_k,
+                                             log_sum_k, log_sum_exp_k, argmax_k, argmin_k, NULL};
 
 static const struct rop {
   const char *op;
-  const kentry *k;
+  const ft_kentry *k;
   int axes_input_since; /* opset from which the axes are input 1 */
 } rops[] = {
     {"ReduceSum", sum_k, 13},          {"ReduceMean", mean_k, 18},
@@ -49,8 +55,8 @@ static const struct rop *find_rop(const char *op) {
   return NULL;
 }
 
-static const kentry *find_kernel(ft_opctx *c, const struct rop *r) {
-  for (const kentry *e = r->k; e->name; e++)
+static const ft_kentry *find_kernel(ft_opctx *c, const struct rop *r) {
+  for (const ft_kentry *e = r->k; e->name; e++)
     if (e->dtype == c->in[0]->dtype) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s", r->op, ft_dtype_name(c->in[0]->dtype));
   return NULL;
@@ -135,13 +141,12 @@ static int reduce_infer(ft_opctx *c) {
 
 static int reduce_plan(ft_opctx *c, ft_kcall *k) {
   const struct rop *r = find_rop(c->node->op_type);
-  const kentry *e = find_kernel(c, r);
+  const ft_kentry *e = find_kernel(c, r);
   if (!e) return c->err->code;
   int red[FT_MAX_RANK];
   int rc = reduced_dims(c, r, red);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   int64_t n_out;
   k->np = ft_reduce_layout(c->in[0], red, k->p, &n_out);
   if (!strcmp(r->op, "ReduceLogSumExp")) k->scratch = (size_t)n_out * ft_dtype_size(c->in[0]->dtype);
@@ -170,14 +175,13 @@ static int arg_infer(ft_opctx *c) {
 }
 
 static int arg_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, find_rop(c->node->op_type));
+  const ft_kentry *e = find_kernel(c, find_rop(c->node->op_type));
   if (!e) return c->err->code;
   const ft_tensor *x = c->in[0];
   int axis;
   int rc = ft_norm_axis(c, ft_attr_int(c->node, "axis", 0), x->rank, &axis);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ft_plan_axis(x, axis, k->p);
   k->p[3] = ft_attr_int(c->node, "select_last_index", 0) != 0;
   k->np = 4;
@@ -186,8 +190,8 @@ static int arg_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 /* CumSum: the axis is input 1, a constant scalar. */
-static const kentry cumsum_k[] = {KF(cumsum), K(FT_INT32, ft_cumsum_i32), K(FT_INT64, ft_cumsum_i64),
-                                  K(FT_UINT32, ft_cumsum_u32), K(FT_UINT64, ft_cumsum_u64), {0, 0, 0}};
+static const ft_kentry cumsum_k[] = {KF(cumsum, NULL), K(FT_INT32, ft_cumsum_i32, NULL), K(FT_INT64, ft_cumsum_i64, NULL),
+                                     K(FT_UINT32, ft_cumsum_u32, NULL), K(FT_UINT64, ft_cumsum_u64, NULL), {0}};
 
 static int cumsum_axis(ft_opctx *c, int *axis) {
   if (c->n_in < 2 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs inputs x and axis");
@@ -197,8 +201,8 @@ static int cumsum_axis(ft_opctx *c, int *axis) {
   return ft_norm_axis(c, ft_const_int(c->in[1], 0), c->in[0]->rank, axis);
 }
 
-static const kentry *cumsum_kernel(ft_opctx *c) {
-  for (const kentry *e = cumsum_k; e->name; e++)
+static const ft_kentry *cumsum_kernel(ft_opctx *c) {
+  for (const ft_kentry *e = cumsum_k; e->name; e++)
     if (e->dtype == c->in[0]->dtype) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "CumSum is not supported for %s", ft_dtype_name(c->in[0]->dtype));
   return NULL;
@@ -218,11 +222,10 @@ static int cumsum_plan(ft_opctx *c, ft_kcall *k) {
   int axis;
   int rc = cumsum_axis(c, &axis);
   if (rc) return rc;
-  const kentry *e = cumsum_kernel(c);
+  const ft_kentry *e = cumsum_kernel(c);
   if (!e) return c->err->code;
   const ft_tensor *x = c->in[0];
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ft_plan_axis(x, axis, k->p);
   k->p[3] = ft_attr_int(c->node, "exclusive", 0) != 0;
   k->p[4] = ft_attr_int(c->node, "reverse", 0) != 0;

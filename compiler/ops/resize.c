@@ -191,13 +191,8 @@ static int resize_plan(ft_opctx *c, ft_kcall *k) {
   const ft_tensor *x = c->in[0];
   int dt = x->dtype, r = g.rank, nres = 0;
   if (g.interp == FT_RZ_NEAREST) {
-    switch (ft_dtype_size(dt)) {
-    case 1: FT_K(k, ft_resize_nearest_1); break;
-    case 2: FT_K(k, ft_resize_nearest_2); break;
-    case 4: FT_K(k, ft_resize_nearest_4); break;
-    case 8: FT_K(k, ft_resize_nearest_8); break;
-    default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(dt));
-    }
+    static const ft_kentry nearest_k[] = FT_KSIZED(ft_resize_nearest, NULL, NULL);
+    if (ft_kentry_by_size(c, k, nearest_k, dt)) return c->err->code;
   } else if (dt == FT_FLOAT) FT_K(k, ft_resize_interp_f32);
   else if (dt == FT_DOUBLE) FT_K(k, ft_resize_interp_f64);
   else return ft_infer_fail(c, FT_EUNSUPPORTED, "mode '%s' is supported for float32 and float64, not %s",

@@ -9,16 +9,16 @@
 #include "op.h"
 #include "scatter.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-
-#define KT(dt, op, s) {dt, "ft_" #op "_" #s, ft_##op##_##s}
+/* The kernels: typed (searched by dtype) for a reduction, by element size (1, 2, 4, 8 in dtype)
+ * without one. No CUDA twins. */
+#define KT(dt, op, s) {"ft_" #op "_" #s, ft_##op##_##s, dt, 0, NULL, NULL}
 #define TYPED(op)                                                                                \
-  static const kentry op##_typed[] = {                                                           \
+  static const ft_kentry op##_typed[] = {                                                           \
       KT(FT_FLOAT, op, f32), KT(FT_DOUBLE, op, f64), KT(FT_INT8, op, i8), KT(FT_INT16, op, i16),  \
       KT(FT_INT32, op, i32), KT(FT_INT64, op, i64), KT(FT_UINT8, op, u8), KT(FT_UINT16, op, u16), \
-      KT(FT_UINT32, op, u32), KT(FT_UINT64, op, u64), {0, 0, 0}};                                \
-  static const kentry op##_sized[] = {                                                           \
-      KT(1, op, copy_1), KT(2, op, copy_2), KT(4, op, copy_4), KT(8, op, copy_8), {0, 0, 0}};
+      KT(FT_UINT32, op, u32), KT(FT_UINT64, op, u64), {0}};                                \
+  static const ft_kentry op##_sized[] = {                                                           \
+      KT(1, op, copy_1), KT(2, op, copy_2), KT(4, op, copy_4), KT(8, op, copy_8), {0}};
 TYPED(scatternd)
 TYPED(scatter_elements)
 #undef TYPED
@@ -46,10 +46,10 @@ static int reduction(ft_opctx *c, int *red) {
 }
 
 /* The kernel for a scatter: by element size without reduction, typed with one. */
-static int pick(ft_opctx *c, ft_kcall *k, int red, const kentry *typed, const kentry *sized) {
+static int pick(ft_opctx *c, ft_kcall *k, int red, const ft_kentry *typed, const ft_kentry *sized) {
   int dt = c->in[0]->dtype, key = red ? dt : (int)ft_dtype_size(dt);
-  for (const kentry *e = red ? typed : sized; e->name; e++)
-    if (e->dtype == key) { k->kernel = e->name; k->fn = e->fn; return 0; }
+  for (const ft_kentry *e = red ? typed : sized; e->name; e++)
+    if (e->dtype == key) { k->entry = e; return 0; }
   return ft_infer_fail(c, FT_EUNSUPPORTED, "%s%s is not supported for %s", red ? "reduction on " : "",
                        c->node->op_type, ft_dtype_name(dt));
 }
@@ -243,15 +243,9 @@ static int maxunpool_infer(ft_opctx *c) {
 }
 
 static int maxunpool_plan(ft_opctx *c, ft_kcall *k) {
-  switch (ft_dtype_size(c->in[0]->dtype)) {
-  case 1: FT_K(k, ft_maxunpool_1); break;
-  case 2: FT_K(k, ft_maxunpool_2); break;
-  case 4: FT_K(k, ft_maxunpool_4); break;
-  case 8: FT_K(k, ft_maxunpool_8); break;
-  default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(c->in[0]->dtype));
-  }
-  int r = c->in[0]->rank, rc = maxunpool_default(c, k->p + 2);
-  if (rc) return rc;
+  static const ft_kentry maxunpool_k[] = FT_KSIZED(ft_maxunpool, NULL, NULL);
+  int r = c->in[0]->rank, rc = ft_kentry_by_size(c, k, maxunpool_k, c->in[0]->dtype);
+  if (rc || (rc = maxunpool_default(c, k->p + 2))) return rc;
   k->p[0] = r;
   k->p[1] = ft_numel(c->in[0]);
   for (int d = 0; d < r; d++) k->p[2 + r + d] = c->out[0]->dims[d];

@@ -9,8 +9,6 @@
 #include "op.h"
 #include "select.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-
 static int64_t prod(const int64_t *d, int from, int to) {
   int64_t n = 1;
   for (int i = from; i < to; i++) n *= d[i];
@@ -31,31 +29,13 @@ static int alloc_data(ft_opctx *c, ft_tensor *t) {
   return 0;
 }
 
-/* pick a kernel by element size from four names */
-static int by_size(ft_opctx *c, ft_kcall *k, int dt, const ft_kernel_fn fn[4], const char *const name[4]) {
-  int slot;
-  switch (ft_dtype_size(dt)) {
-  case 1: slot = 0; break;
-  case 2: slot = 1; break;
-  case 4: slot = 2; break;
-  case 8: slot = 3; break;
-  default: return ft_infer_fail(c, FT_EUNSUPPORTED, "type %s is not supported", ft_dtype_name(dt));
-  }
-  k->fn = fn[slot];
-  k->kernel = name[slot];
-  return 0;
-}
-#define BY_SIZE(c, k, dt, base)                                                                  \
-  by_size(c, k, dt, (const ft_kernel_fn[4]){base##_1, base##_2, base##_4, base##_8},             \
-          (const char *const[4]){#base "_1", #base "_2", #base "_4", #base "_8"})
-
 /* ---- TopK --------------------------------------------------------------------------------- */
 
-#define KT(dt, s) {dt, "ft_topk_" #s, ft_topk_##s}
-static const kentry topk_k[] = {
+#define KT(dt, s) {"ft_topk_" #s, ft_topk_##s, dt, 0, NULL, NULL}
+static const ft_kentry topk_k[] = {
     KT(FT_FLOAT, f32), KT(FT_DOUBLE, f64), KT(FT_INT8, i8),   KT(FT_INT16, i16),  KT(FT_INT32, i32),
     KT(FT_INT64, i64), KT(FT_UINT8, u8),   KT(FT_UINT16, u16), KT(FT_UINT32, u32), KT(FT_UINT64, u64),
-    {0, 0, 0}};
+    {0}};
 #undef KT
 
 static int topk_geometry(ft_opctx *c, int *axis, int64_t *k) {
@@ -97,10 +77,10 @@ static int topk_plan(ft_opctx *c, ft_kcall *k) {
   int rc = topk_geometry(c, &axis, &kk);
   if (rc) return rc;
   const ft_tensor *x = c->in[0];
-  k->fn = NULL;
-  for (const kentry *e = topk_k; e->name; e++)
-    if (e->dtype == x->dtype) { k->kernel = e->name; k->fn = e->fn; }
-  if (!k->fn) return ft_infer_fail(c, FT_EUNSUPPORTED, "TopK is not supported for %s", ft_dtype_name(x->dtype));
+  k->entry = NULL;
+  for (const ft_kentry *e = topk_k; e->name; e++)
+    if (e->dtype == x->dtype) k->entry = e;
+  if (!k->entry) return ft_infer_fail(c, FT_EUNSUPPORTED, "TopK is not supported for %s", ft_dtype_name(x->dtype));
   k->p[0] = prod(x->dims, 0, axis);
   k->p[1] = x->dims[axis];
   k->p[2] = prod(x->dims, axis + 1, x->rank);
@@ -195,7 +175,8 @@ static int reverse_seq_infer(ft_opctx *c) {
 
 static int reverse_seq_plan(ft_opctx *c, ft_kcall *k) {
   int ba, ta, rc = reverse_seq_axes(c, &ba, &ta);
-  if (rc || (rc = BY_SIZE(c, k, c->in[0]->dtype, ft_reverse_seq))) return rc;
+  static const ft_kentry reverse_seq_k[] = FT_KSIZED(ft_reverse_seq, NULL, NULL);
+  if (rc || (rc = ft_kentry_by_size(c, k, reverse_seq_k, c->in[0]->dtype))) return rc;
   const ft_tensor *x = c->in[0];
   k->p[0] = x->rank;
   k->p[1] = ba;
@@ -221,7 +202,8 @@ static int eyelike_infer(ft_opctx *c) {
 
 static int eyelike_plan(ft_opctx *c, ft_kcall *k) {
   int dt = c->out[0]->dtype;
-  int rc = BY_SIZE(c, k, dt, ft_eyelike);
+  static const ft_kentry eyelike_k[] = FT_KSIZED(ft_eyelike, NULL, NULL);
+  int rc = ft_kentry_by_size(c, k, eyelike_k, dt);
   if (rc) return rc;
   int64_t one = 1;
   switch (dt) {

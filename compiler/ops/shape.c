@@ -7,8 +7,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "movement.h"
 #include "op.h"
+
+/* ---- kernel entries ------------------------------------------------------------------------
+ * With their CUDA twins (templates/cuda/elementwise.cuh, movement.cuh). In fp16 programs the
+ * float data these kernels move as bytes or 4-byte elements is half: their calls are rewritten
+ * for that (ft_kentry.half). */
+
+static void fill_half(const ft_graph *g, const ft_node *n, ft_kcall *k);
+static void dropout_half(const ft_graph *g, const ft_node *n, ft_kcall *k) {
+  if (ft_value_dtype(g, n->n_in > 0 ? n->in[0] : -1) == FT_FLOAT) k->p[0] /= 2;
+  if (n->n_out > 1 && ft_value_dtype(g, n->out[1]) == FT_FLOAT) { k->p[2] = 2; k->p[3] = 0x3c00; }
+}
+static const ft_twin fill_tw = {"ftc_fill<$0>", NULL, NULL, "elementwise", 0, NULL, NULL};
+static const ft_twin range_tw = {"ftc_range<$0>", NULL, NULL, "elementwise", 0, NULL, NULL};
+static const ft_twin dropout_tw = {"ftc_dropout_copy", NULL, NULL, "movement", 0, NULL, NULL};
+static const ft_kentry fill_k[] = FT_KSIZED(ft_fill, &fill_tw, fill_half);
+#define K(dt, s) {"ft_range_" #s, ft_range_##s, dt, 0, &range_tw, NULL}
+static const ft_kentry range_k[] = {K(FT_FLOAT, f32), K(FT_DOUBLE, f64), K(FT_INT16, i16), K(FT_INT32, i32),
+                                    K(FT_INT64, i64), {0}};
+#undef K
+static const ft_kentry dropout_k[] = {{"ft_dropout_copy", ft_dropout_copy, 0, 0, &dropout_tw, dropout_half}, {0}};
+const ft_kentry *const ft_kernels_shape[] = {fill_k, range_k, dropout_k, NULL};
+
+static void fill_half(const ft_graph *g, const ft_node *n, ft_kcall *k) {
+  if (ft_value_dtype(g, n->n_out > 0 ? n->out[0] : -1) != FT_FLOAT) return;
+  float v;
+  memcpy(&v, &k->p[1], 4);
+  k->p[1] = ft_half_saturating(v);
+  k->entry = &fill_k[1];
+}
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -151,12 +181,8 @@ static int fill_plan(ft_opctx *c, ft_kcall *k) {
   k->p[1] = 0;
   if (a && a->t) memcpy(&k->p[1], a->t->data, ft_dtype_size(y->dtype));
   k->np = 2;
-  switch (ft_dtype_size(y->dtype)) {
-  case 1: FT_K(k, ft_fill_1); break;
-  case 2: FT_K(k, ft_fill_2); break;
-  case 4: FT_K(k, ft_fill_4); break;
-  default: FT_K(k, ft_fill_8); break;
-  }
+  size_t es = ft_dtype_size(y->dtype);
+  k->entry = &fill_k[es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3];
   return 0;
 }
 
@@ -191,13 +217,9 @@ static int range_infer(ft_opctx *c) {
 }
 
 static int range_plan(ft_opctx *c, ft_kcall *k) {
-  switch (c->in[0]->dtype) {
-  case FT_FLOAT: FT_K(k, ft_range_f32); break;
-  case FT_DOUBLE: FT_K(k, ft_range_f64); break;
-  case FT_INT16: FT_K(k, ft_range_i16); break;
-  case FT_INT32: FT_K(k, ft_range_i32); break;
-  default: FT_K(k, ft_range_i64); break;
-  }
+  k->entry = &range_k[4]; /* int64 */
+  for (const ft_kentry *e = range_k; e->name; e++)
+    if (e->dtype == c->in[0]->dtype) k->entry = e;
   k->p[0] = c->out[0]->dims[0];
   k->np = 1;
   return 0;
@@ -344,7 +366,7 @@ static int dropout_infer(ft_opctx *c) {
 }
 
 static int dropout_plan(ft_opctx *c, ft_kcall *k) {
-  FT_K(k, ft_dropout_copy);
+  k->entry = dropout_k;
   k->p[0] = (int64_t)ft_nbytes(c->in[0]);
   k->p[1] = k->p[2] = k->p[3] = 0;
   if (c->n_out > 1 && c->out[1]) {

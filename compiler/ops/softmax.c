@@ -5,18 +5,24 @@
  * (default -1). Both come down to [outer, n, inner] for the kernel. */
 #include <string.h>
 
+#include "cuda_twins.h"
 #include "op.h"
 #include "softmax.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-#define K(dt, fn) {dt, #fn, fn}
-static const kentry softmax_k[] = {K(FT_FLOAT, ft_softmax_f32), K(FT_DOUBLE, ft_softmax_f64), {0, 0, 0}};
-static const kentry log_softmax_k[] = {K(FT_FLOAT, ft_log_softmax_f32), K(FT_DOUBLE, ft_log_softmax_f64), {0, 0, 0}};
-static const kentry hardmax_k[] = {K(FT_FLOAT, ft_hardmax_f32), K(FT_DOUBLE, ft_hardmax_f64), {0, 0, 0}};
+/* Kernel entries by dtype, each with its CUDA twin (templates/cuda/reduce.cuh) */
+#define TWIN(tw, kind) static const ft_twin tw = {"ftc_softmax<$0, " #kind ">", NULL, NULL, "reduce", 0, NULL, NULL};
+TWIN(softmax_tw, FTC_SOFTMAX) TWIN(log_softmax_tw, FTC_LOG_SOFTMAX) TWIN(hardmax_tw, FTC_HARDMAX)
+#undef TWIN
+#define KF(op) {{"ft_" #op "_f32", ft_##op##_f32, FT_FLOAT, 0, &op##_tw, NULL}, {"ft_" #op "_f64", ft_##op##_f64, FT_DOUBLE, 0, &op##_tw, NULL}, {0}}
+static const ft_kentry softmax_k[] = KF(softmax);
+static const ft_kentry log_softmax_k[] = KF(log_softmax);
+static const ft_kentry hardmax_k[] = KF(hardmax);
+#undef KF
+const ft_kentry *const ft_kernels_softmax[] = {softmax_k, log_softmax_k, hardmax_k, NULL};
 
-static const kentry *find_kernel(ft_opctx *c) {
+static const ft_kentry *find_kernel(ft_opctx *c) {
   const char *op = c->node->op_type;
-  const kentry *e = !strcmp(op, "Softmax") ? softmax_k : !strcmp(op, "LogSoftmax") ? log_softmax_k : hardmax_k;
+  const ft_kentry *e = !strcmp(op, "Softmax") ? softmax_k : !strcmp(op, "LogSoftmax") ? log_softmax_k : hardmax_k;
   for (; e->name; e++)
     if (e->dtype == c->in[0]->dtype) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s", op, ft_dtype_name(c->in[0]->dtype));
@@ -52,13 +58,12 @@ static int softmax_infer(ft_opctx *c) {
 }
 
 static int softmax_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c);
+  const ft_kentry *e = find_kernel(c);
   if (!e) return c->err->code;
   int64_t outer, n, inner;
   int rc = layout(c, &outer, &n, &inner);
   if (rc) return rc;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   k->p[0] = outer;
   k->p[1] = n;
   k->p[2] = inner;

@@ -3,42 +3,61 @@
 #include <string.h>
 
 #include "binary.h"
+#include "cuda_twins.h"
 #include "op.h"
 #include "unary.h"
 
-typedef struct kentry { int dtype; const char *name; ft_kernel_fn fn; } kentry;
-
-#define K(dt, fn) {dt, #fn, fn}
-#define KF(op) K(FT_FLOAT, ft_##op##_f32), K(FT_DOUBLE, ft_##op##_f64)
-#define KS(op) K(FT_INT8, ft_##op##_i8), K(FT_INT16, ft_##op##_i16), K(FT_INT32, ft_##op##_i32), \
-               K(FT_INT64, ft_##op##_i64)
-#define KU(op) K(FT_UINT8, ft_##op##_u8), K(FT_UINT16, ft_##op##_u16), K(FT_UINT32, ft_##op##_u32), \
-               K(FT_UINT64, ft_##op##_u64)
-#define FLOAT_ONLY(op) static const kentry op##_k[] = {KF(op), {0, 0, 0}};
+/* Kernel entries by dtype, each with its CUDA twin: templates/cuda/elementwise.cuh's ftc_unary
+ * with the op's functor (ftc_u_<op>), or the launcher named. */
+#define TWIN(tw, launcher) static const ft_twin tw = {launcher, NULL, NULL, "elementwise", 0, NULL, NULL};
+#define K(dt, fn, tw) {#fn, fn, dt, 0, &tw, NULL}
+#define KF(op, tw) K(FT_FLOAT, ft_##op##_f32, tw), K(FT_DOUBLE, ft_##op##_f64, tw)
+#define KS(op, tw) K(FT_INT8, ft_##op##_i8, tw), K(FT_INT16, ft_##op##_i16, tw), K(FT_INT32, ft_##op##_i32, tw), \
+                   K(FT_INT64, ft_##op##_i64, tw)
+#define KU(op, tw) K(FT_UINT8, ft_##op##_u8, tw), K(FT_UINT16, ft_##op##_u16, tw), K(FT_UINT32, ft_##op##_u32, tw), \
+                   K(FT_UINT64, ft_##op##_u64, tw)
+#define UNARY_TWIN(op) TWIN(op##_tw, "ftc_unary<$0, $0, ftc_u_" #op ">")
+#define FLOAT_ONLY(op) UNARY_TWIN(op) static const ft_kentry op##_k[] = {KF(op, op##_tw), {0}};
 FLOAT_ONLY(leaky_relu) FLOAT_ONLY(elu) FLOAT_ONLY(selu) FLOAT_ONLY(celu) FLOAT_ONLY(thresholded_relu)
 FLOAT_ONLY(sigmoid) FLOAT_ONLY(hard_sigmoid) FLOAT_ONLY(hard_swish) FLOAT_ONLY(softplus)
 FLOAT_ONLY(softsign) FLOAT_ONLY(mish) FLOAT_ONLY(gelu) FLOAT_ONLY(gelu_tanh) FLOAT_ONLY(swish)
 FLOAT_ONLY(shrink) FLOAT_ONLY(tanh) FLOAT_ONLY(erf) FLOAT_ONLY(exp) FLOAT_ONLY(log) FLOAT_ONLY(sqrt)
 FLOAT_ONLY(reciprocal) FLOAT_ONLY(floor) FLOAT_ONLY(ceil) FLOAT_ONLY(round) FLOAT_ONLY(sin)
 FLOAT_ONLY(cos) FLOAT_ONLY(tan) FLOAT_ONLY(asin) FLOAT_ONLY(acos) FLOAT_ONLY(atan) FLOAT_ONLY(sinh)
-FLOAT_ONLY(cosh) FLOAT_ONLY(asinh) FLOAT_ONLY(acosh) FLOAT_ONLY(atanh) FLOAT_ONLY(isnan)
-FLOAT_ONLY(isinf)
+FLOAT_ONLY(cosh) FLOAT_ONLY(asinh) FLOAT_ONLY(acosh) FLOAT_ONLY(atanh)
 #undef FLOAT_ONLY
-static const kentry relu_k[] = {KF(relu), KS(relu), {0, 0, 0}};
-static const kentry neg_k[] = {KF(neg), KS(neg), {0, 0, 0}};
-static const kentry abs_k[] = {KF(abs), KS(abs), KU(abs), {0, 0, 0}};
-static const kentry sign_k[] = {KF(sign), KS(sign), KU(sign), {0, 0, 0}};
-static const kentry bitwise_not_k[] = {KS(bitwise_not), KU(bitwise_not), {0, 0, 0}};
-static const kentry not_k[] = {K(FT_BOOL, ft_not_bool), {0, 0, 0}};
-static const kentry clip_k[] = {KF(clip), KS(clip), KU(clip), {0, 0, 0}};
-static const kentry prelu_k[] = {K(FT_FLOAT, ft_prelu_f32), K(FT_DOUBLE, ft_prelu_f64),
-                                 K(FT_INT32, ft_prelu_i32), K(FT_INT64, ft_prelu_i64), {0, 0, 0}};
+TWIN(isnan_tw, "ftc_unary<$0, uint8_t, ftc_u_isnan>")
+TWIN(isinf_tw, "ftc_isinf<$0>")
+UNARY_TWIN(relu) UNARY_TWIN(neg) UNARY_TWIN(abs_f) UNARY_TWIN(abs_i) UNARY_TWIN(abs_u) UNARY_TWIN(sign)
+UNARY_TWIN(sign_u) UNARY_TWIN(bitwise_not) UNARY_TWIN(not)
+TWIN(clip_tw, "ftc_clip<$0>")
+TWIN(prelu_tw, "ftc_binary<$0, $0, $0, ftc_b_prelu>")
+static const ft_kentry isnan_k[] = {KF(isnan, isnan_tw), {0}};
+static const ft_kentry isinf_k[] = {KF(isinf, isinf_tw), {0}};
+static const ft_kentry relu_k[] = {KF(relu, relu_tw), KS(relu, relu_tw), {0}};
+static const ft_kentry neg_k[] = {KF(neg, neg_tw), KS(neg, neg_tw), {0}};
+static const ft_kentry abs_k[] = {KF(abs, abs_f_tw), KS(abs, abs_i_tw), KU(abs, abs_u_tw), {0}};
+static const ft_kentry sign_k[] = {KF(sign, sign_tw), KS(sign, sign_tw), KU(sign, sign_u_tw), {0}};
+static const ft_kentry bitwise_not_k[] = {KS(bitwise_not, bitwise_not_tw), KU(bitwise_not, bitwise_not_tw), {0}};
+static const ft_kentry not_k[] = {K(FT_BOOL, ft_not_bool, not_tw), {0}};
+static const ft_kentry clip_k[] = {KF(clip, clip_tw), KS(clip, clip_tw), KU(clip, clip_tw), {0}};
+static const ft_kentry prelu_k[] = {K(FT_FLOAT, ft_prelu_f32, prelu_tw), K(FT_DOUBLE, ft_prelu_f64, prelu_tw),
+                                    K(FT_INT32, ft_prelu_i32, prelu_tw), K(FT_INT64, ft_prelu_i64, prelu_tw), {0}};
+#undef UNARY_TWIN
+#undef TWIN
+
+const ft_kentry *const ft_kernels_unary[] = {
+    leaky_relu_k, elu_k, selu_k, celu_k, thresholded_relu_k, sigmoid_k, hard_sigmoid_k, hard_swish_k,
+    softplus_k, softsign_k, mish_k, gelu_k, gelu_tanh_k, swish_k, shrink_k, tanh_k, erf_k, exp_k, log_k,
+    sqrt_k, reciprocal_k, floor_k, ceil_k, round_k, sin_k, cos_k, tan_k, asin_k, acos_k, atan_k, sinh_k,
+    cosh_k, asinh_k, acosh_k, atanh_k, isnan_k, isinf_k, relu_k, neg_k, abs_k, sign_k, bitwise_not_k,
+    not_k, clip_k, prelu_k, NULL};
 
 /* One op: its kernels by input dtype, a fixed output dtype (0: the input's), and up to two
  * float attributes passed to the kernel as f[0], f[1]. */
 typedef struct uop {
   const char *op;
-  const kentry *k;
+  const ft_kentry *k;
   int out_dtype;
   const char *attr[2];
   float dflt[2];
@@ -91,14 +110,20 @@ static const uop uops[] = {
     {"PRelu", prelu_k, 0, {0}, {0}},
 };
 
+const ft_kentry *ft_gelu_kernel(int tanh_form, int dtype) { /* for ftax.Gelu (fused_gelu.c) */
+  for (const ft_kentry *e = tanh_form ? gelu_tanh_k : gelu_k; e->name; e++)
+    if (e->dtype == dtype) return e;
+  return NULL;
+}
+
 static const uop *find_uop(const char *op) {
   for (size_t i = 0; i < sizeof uops / sizeof uops[0]; i++)
     if (!strcmp(uops[i].op, op)) return &uops[i];
   return NULL;
 }
 
-static const kentry *find_kernel(ft_opctx *c, const uop *u) {
-  const kentry *table = u->k;
+static const ft_kentry *find_kernel(ft_opctx *c, const uop *u) {
+  const ft_kentry *table = u->k;
   if (!strcmp(u->op, "Gelu")) {
     const char *approx = ft_attr_str(c->node, "approximate", "none");
     if (!strcmp(approx, "tanh")) table = gelu_tanh_k;
@@ -108,7 +133,7 @@ static const kentry *find_kernel(ft_opctx *c, const uop *u) {
     }
   }
   int dt = c->in[0]->dtype;
-  for (const kentry *e = table; e->name; e++)
+  for (const ft_kentry *e = table; e->name; e++)
     if (e->dtype == dt) return e;
   ft_infer_fail(c, FT_EUNSUPPORTED, "%s is not supported for %s inputs", u->op, ft_dtype_name(dt));
   return NULL;
@@ -125,10 +150,9 @@ static int unary_infer(ft_opctx *c) {
 
 static int unary_plan(ft_opctx *c, ft_kcall *k) {
   const uop *u = find_uop(c->node->op_type);
-  const kentry *e = find_kernel(c, u);
+  const ft_kentry *e = find_kernel(c, u);
   if (!e) return c->err->code;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   k->p[0] = ft_numel(c->in[0]);
   k->np = 1;
   if (!strcmp(u->op, "IsInf")) {
@@ -163,10 +187,9 @@ static int clip_infer(ft_opctx *c) {
 }
 
 static int clip_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, find_uop("Clip"));
+  const ft_kentry *e = find_kernel(c, find_uop("Clip"));
   if (!e) return c->err->code;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   k->p[0] = ft_numel(c->in[0]);
   k->p[1] = k->p[2] = 0;
   k->f[0] = k->f[1] = 0;
@@ -215,10 +238,9 @@ static int prelu_infer(ft_opctx *c) {
 }
 
 static int prelu_plan(ft_opctx *c, ft_kcall *k) {
-  const kentry *e = find_kernel(c, find_uop("PRelu"));
+  const ft_kentry *e = find_kernel(c, find_uop("PRelu"));
   if (!e) return c->err->code;
-  k->kernel = e->name;
-  k->fn = e->fn;
+  k->entry = e;
   ft_tensor slope = prelu_slope(c);
   const ft_tensor *ts[2] = {c->in[0], &slope};
   k->np = ft_plan_broadcast(ts, 2, c->out[0], k->p);

@@ -31,24 +31,7 @@
 #endif
 
 #include "gemm.h"
-
-/* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
-enum {
-  FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
-  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED */
-  FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
-  FT_CV_HAS_BIAS, FT_CV_ACT,
-  FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
-  FT_CV_IN,         /* in[3], out[3], k[3], s[3], d[3], pad_begin[3] */
-  FT_CV_OUT = FT_CV_IN + 3,
-  FT_CV_K = FT_CV_IN + 6,
-  FT_CV_S = FT_CV_IN + 9,
-  FT_CV_D = FT_CV_IN + 12,
-  FT_CV_P = FT_CV_IN + 15,
-  FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
-  FT_CV_NP = FT_CV_IN + 19
-};
-enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
+#include "conv_params.h"
 
 /* Weight matrix of one group: rows C_out/g, columns C_in/g * kernel volume. */
 static inline int64_t ft_conv_kg(const int64_t *p) {

@@ -33,6 +33,7 @@
 #endif
 
 #include "fastmath.h"
+#include "gemm_params.h"
 #include "tensor.h"
 
 #ifndef FT_GEMM_MR
@@ -714,17 +715,8 @@ static void ft_gemm_run(const ft_gemm_op *g) {
 
 /* ---- MatMul and Gemm kernel ----------------------------------------------------------------
  * One kernel serves MatMul (numpy batching with broadcast batch dims) and Gemm (transposes,
- * alpha, beta, C broadcast to [M,N]). p, laid out by compiler/ops/matmul.c: */
-enum {
-  FT_MM_PACKED = 0, /* 1 when ftaxc packed B (input 1) at compile time: ft_mm_pack_b layout */
-  FT_MM_M, FT_MM_N, FT_MM_K,
-  FT_MM_A_RS, FT_MM_A_CS, FT_MM_B_RS, FT_MM_B_CS, /* element strides inside one matrix */
-  FT_MM_HAS_BIAS, FT_MM_BIAS_RS, FT_MM_BIAS_CS,   /* input 2 broadcast over [M,N] */
-  FT_MM_ACT,
-  FT_MM_A_NMAT, FT_MM_B_NMAT, /* matrices in A and B (their batch dims' product) */
-  FT_MM_BRANK,                /* batch dims of the output, then dims, A and B matrix strides */
-  FT_MM_BDIMS
-};
+ * alpha, beta, C broadcast to [M,N]). p: templates/common/gemm_params.h, laid out by
+ * compiler/ops/matmul.c. */
 
 /* Prepack hook: every B matrix into panels, one after another. */
 static size_t ft_mm_pack_b(const int64_t *p, const void *src, void *dst) {

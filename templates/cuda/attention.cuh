@@ -9,16 +9,10 @@
 #ifndef FTC_ATTENTION_CUH
 #define FTC_ATTENTION_CUH
 
+#include "attention_params.h"
 #include "runtime.cuh"
 
-/* p, laid out by compiler/ops/fused_attention.c (the generated program checks these against ftaxc's) */
-enum {
-  FTC_AT_N1, FTC_AT_N2, FTC_AT_SQ, FTC_AT_SK, FTC_AT_DK, FTC_AT_DV,
-  FTC_AT_Q = 6, FTC_AT_K = 11, FTC_AT_V = 16, FTC_AT_O = 21, FTC_AT_ADD = 25, FTC_AT_SEL = 30,
-  FTC_AT_ADD_FIRST = 36, FTC_AT_NP = 40
-};
-enum { FTC_AT_SEL_NONE = 0, FTC_AT_SEL_TENSOR = 1, FTC_AT_SEL_CAUSAL = 2 };
-#define FTC_ATTN_MAXD 256
+#define FTC_ATTN_MAXD FT_AT_CUDA_MAXD
 #define FTC_ATTN_WARPS 4
 
 struct ftc_attn_p {
@@ -56,10 +50,10 @@ __global__ void ftc_attention_k(const T *Q, const T *K, const T *V, const T *add
         for (int pass = 0; pass < 2; pass++) { /* the masks, in the graph's order */
           const bool add_now = (pass == 0) == (p.add_first != 0);
           if (add_now && p.add[0]) s += (float)ftc_widen(addm[b1 * p.add[1] + b2 * p.add[2] + i * p.add[3] + j * p.add[4]]);
-          else if (!add_now && p.sel[0] == FTC_AT_SEL_TENSOR) {
+          else if (!add_now && p.sel[0] == FT_AT_SEL_TENSOR) {
             const uint8_t mk = selm[b1 * p.sel[2] + b2 * p.sel[3] + i * p.sel[4] + j * p.sel[5]];
             if ((mk != 0) != (p.sel[1] != 0)) s = p.fill;
-          } else if (!add_now && p.sel[0] == FTC_AT_SEL_CAUSAL && j > i + p.sel[1]) s = p.fill;
+          } else if (!add_now && p.sel[0] == FT_AT_SEL_CAUSAL && j > i + p.sel[1]) s = p.fill;
         }
       }
       const float m_new = fmaxf(m, ftc_warp_max(valid ? s : -INFINITY));
@@ -95,15 +89,15 @@ static int ftc_attention(const int64_t *p, const double *f, const void *const *i
                          void *plan) {
   ftc_attn_p a;
   memset(&a, 0, sizeof a);
-  a.n1 = (int32_t)p[FTC_AT_N1]; a.n2 = (int32_t)p[FTC_AT_N2]; a.sq = (int32_t)p[FTC_AT_SQ];
-  a.sk = (int32_t)p[FTC_AT_SK]; a.dk = (int32_t)p[FTC_AT_DK]; a.dv = (int32_t)p[FTC_AT_DV];
-  memcpy(a.q, p + FTC_AT_Q, sizeof a.q);
-  memcpy(a.k, p + FTC_AT_K, sizeof a.k);
-  memcpy(a.v, p + FTC_AT_V, sizeof a.v);
-  memcpy(a.o, p + FTC_AT_O, sizeof a.o);
-  memcpy(a.add, p + FTC_AT_ADD, sizeof a.add);
-  memcpy(a.sel, p + FTC_AT_SEL, sizeof a.sel);
-  a.add_first = (int)p[FTC_AT_ADD_FIRST];
+  a.n1 = (int32_t)p[FT_AT_N1]; a.n2 = (int32_t)p[FT_AT_N2]; a.sq = (int32_t)p[FT_AT_SQ];
+  a.sk = (int32_t)p[FT_AT_SK]; a.dk = (int32_t)p[FT_AT_DK]; a.dv = (int32_t)p[FT_AT_DV];
+  memcpy(a.q, p + FT_AT_Q, sizeof a.q);
+  memcpy(a.k, p + FT_AT_K, sizeof a.k);
+  memcpy(a.v, p + FT_AT_V, sizeof a.v);
+  memcpy(a.o, p + FT_AT_O, sizeof a.o);
+  memcpy(a.add, p + FT_AT_ADD, sizeof a.add);
+  memcpy(a.sel, p + FT_AT_SEL, sizeof a.sel);
+  a.add_first = (int)p[FT_AT_ADD_FIRST];
   a.scale = (float)f[0];
   a.fill = (float)f[1];
   if (a.dk > FTC_ATTN_MAXD || a.dv > FTC_ATTN_MAXD) return ftc_fail(e, "attention heads of %d/%d dims (at most %d)", a.dk, a.dv, FTC_ATTN_MAXD);
@@ -111,7 +105,7 @@ static int ftc_attention(const int64_t *p, const double *f, const void *const *i
   if (rows <= 0 || a.dv <= 0) return 0;
   FTC_LAUNCH(ftc_blocks(rows, FTC_ATTN_WARPS), 32 * FTC_ATTN_WARPS, e->stream, ftc_attention_k<T>)(
       (const T *)in[0], (const T *)in[1], (const T *)in[2], a.add[0] ? (const T *)in[3] : (const T *)NULL,
-      a.sel[0] == FTC_AT_SEL_TENSOR ? (const uint8_t *)in[4] : (const uint8_t *)NULL, (T *)out[0], a);
+      a.sel[0] == FT_AT_SEL_TENSOR ? (const uint8_t *)in[4] : (const uint8_t *)NULL, (T *)out[0], a);
   return ftc_launched(e, "attention");
 }
 

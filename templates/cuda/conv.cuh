@@ -18,16 +18,8 @@
 #include <cudnn.h>
 #include <stdlib.h>
 
+#include "conv_params.h"
 #include "runtime.cuh"
-
-/* p, laid out by compiler/ops/conv.c (the generated program checks these against ftaxc's) */
-enum {
-  FTC_CV_PACKED = 0, FTC_CV_MODE, FTC_CV_N, FTC_CV_C, FTC_CV_CO, FTC_CV_G, FTC_CV_HAS_BIAS, FTC_CV_ACT,
-  FTC_CV_CHUNK, FTC_CV_IN, FTC_CV_OUT = FTC_CV_IN + 3, FTC_CV_K = FTC_CV_IN + 6, FTC_CV_S = FTC_CV_IN + 9,
-  FTC_CV_D = FTC_CV_IN + 12, FTC_CV_P = FTC_CV_IN + 15,
-  FTC_CV_RES = FTC_CV_IN + 18, /* residual input 3 added: 0 no, 1 before the activation, 2 after it */
-  FTC_CV_NP = FTC_CV_IN + 19
-};
 
 #define FTC_DNN(e, call)                                                                         \
   do {                                                                                           \
@@ -90,17 +82,17 @@ static int ftc_conv_init(const int64_t *p, const double *f, const void *const *i
   cudnnHandle_t h = (cudnnHandle_t)e->dnn;
   FTC_DNN(e, cudnnSetStream(h, e->stream));
   const cudnnDataType_t dt = ftc_dnn_type<T>::v;
-  const int64_t *pi = p + FTC_CV_IN, *po = p + FTC_CV_OUT, *pk = p + FTC_CV_K, *ps = p + FTC_CV_S, *pd = p + FTC_CV_D, *pp = p + FTC_CV_P;
+  const int64_t *pi = p + FT_CV_IN, *po = p + FT_CV_OUT, *pk = p + FT_CV_K, *ps = p + FT_CV_S, *pd = p + FT_CV_D, *pp = p + FT_CV_P;
   /* spatial dims: 2 (the leading one of size 1 dropped) unless the conv is 3-D */
   int three = !(pi[0] == 1 && po[0] == 1 && pk[0] == 1 && pp[0] == 0);
   int ns = three ? 3 : 2, s0 = three ? 0 : 1, nd = ns + 2;
   int xd[5], yd[5], wd[5], bd[5], pad[3], str[3], dil[3];
-  int G = (int)p[FTC_CV_G];
-  xd[0] = yd[0] = (int)p[FTC_CV_N];
-  xd[1] = (int)p[FTC_CV_C];
-  yd[1] = (int)p[FTC_CV_CO];
-  wd[0] = (int)p[FTC_CV_CO];
-  wd[1] = (int)(p[FTC_CV_C] / G);
+  int G = (int)p[FT_CV_G];
+  xd[0] = yd[0] = (int)p[FT_CV_N];
+  xd[1] = (int)p[FT_CV_C];
+  yd[1] = (int)p[FT_CV_CO];
+  wd[0] = (int)p[FT_CV_CO];
+  wd[1] = (int)(p[FT_CV_C] / G);
   for (int i = 0; i < ns; i++) {
     xd[2 + i] = (int)pi[s0 + i];
     yd[2 + i] = (int)po[s0 + i];
@@ -143,17 +135,17 @@ static int ftc_conv_init(const int64_t *p, const double *f, const void *const *i
   FTC_DNN(e, cudnnGetConvolutionForwardWorkspaceSize(h, q->x, q->w, q->conv, q->y, q->algo, &q->ws));
   if (q->ws > e->workspace_bytes) return ftc_fail(e, "cuDNN wants %zu bytes of workspace, %zu are there", q->ws, e->workspace_bytes);
 
-  q->act = (int)p[FTC_CV_ACT];
-  q->res = (int)p[FTC_CV_RES];
+  q->act = (int)p[FT_CV_ACT];
+  q->res = (int)p[FT_CV_RES];
   if (!ftc_act_known(q->act)) return ftc_fail(e, "unknown convolution activation %d", q->act);
   q->alpha = (float)f[0];
   q->beta = (float)f[1];
   q->lo = (float)f[2];
   q->hi = (float)f[3];
-  q->C_out = p[FTC_CV_CO];
+  q->C_out = p[FT_CV_CO];
   q->S_out = po[0] * po[1] * po[2];
-  q->n = p[FTC_CV_N] * q->C_out * q->S_out;
-  int has_bias = p[FTC_CV_HAS_BIAS] != 0;
+  q->n = p[FT_CV_N] * q->C_out * q->S_out;
+  int has_bias = p[FT_CV_HAS_BIAS] != 0;
   q->fused = has_bias && q->act == FTC_ACT_RELU && q->beta == 1.0f && q->res != 2;
   q->epi = !q->fused && (has_bias || q->act != FTC_ACT_NONE || q->res);
   if (q->fused) {
@@ -202,7 +194,7 @@ static int ftc_conv(const int64_t *p, const double *f, const void *const *in, vo
   FTC_DNN(e, cudnnConvolutionForward(h, &q->alpha, q->x, in[0], q->w, in[1], q->conv, q->algo, e->workspace, q->ws, &zero, q->y, out[0]));
   if (q->epi) {
     FTC_LAUNCH(ftc_blocks(q->n, FTC_THREADS), FTC_THREADS, e->stream, ftc_conv_epi_k<T>)(
-        (T *)out[0], p[FTC_CV_HAS_BIAS] ? (const T *)in[2] : (const T *)NULL, q->res ? (const T *)in[3] : (const T *)NULL, q->res,
+        (T *)out[0], p[FT_CV_HAS_BIAS] ? (const T *)in[2] : (const T *)NULL, q->res ? (const T *)in[3] : (const T *)NULL, q->res,
         (uint32_t)q->n, (uint32_t)q->C_out, (uint32_t)q->S_out, q->beta, q->act, q->lo, q->hi);
     return ftc_launched(e, "conv epilogue");
   }

@@ -20,18 +20,8 @@
 #include <cublasLt.h>
 #include <stdlib.h>
 
+#include "gemm_params.h"
 #include "runtime.cuh"
-
-/* p, laid out by compiler/ops/matmul.c (the generated program checks these against ftaxc's) */
-enum {
-  FTC_MM_PACKED = 0, FTC_MM_M, FTC_MM_N, FTC_MM_K,
-  FTC_MM_A_RS, FTC_MM_A_CS, FTC_MM_B_RS, FTC_MM_B_CS,
-  FTC_MM_HAS_BIAS, FTC_MM_BIAS_RS, FTC_MM_BIAS_CS,
-  FTC_MM_ACT,
-  FTC_MM_A_NMAT, FTC_MM_B_NMAT,
-  FTC_MM_BRANK,
-  FTC_MM_BDIMS
-};
 
 #define FTC_LT(e, call)                                                                          \
   do {                                                                                           \
@@ -116,12 +106,12 @@ static int ftc_matmul_lt_init(const int64_t *p, const double *f, const void *con
     e->blas_free = ftc_blas_destroy;
   }
   const cudaDataType_t dt = ftc_lt_type<T>::v;
-  int64_t M = p[FTC_MM_M], N = p[FTC_MM_N], K = p[FTC_MM_K], r = p[FTC_MM_BRANK];
-  const int64_t *bd = p + FTC_MM_BDIMS, *as = bd + r, *bs = as + r;
+  int64_t M = p[FT_MM_M], N = p[FT_MM_N], K = p[FT_MM_K], r = p[FT_MM_BRANK];
+  const int64_t *bd = p + FT_MM_BDIMS, *as = bd + r, *bs = as + r;
   q->M = M;
   q->N = N;
   q->alpha = (float)f[0];
-  q->act = (int)p[FTC_MM_ACT];
+  q->act = (int)p[FT_MM_ACT];
   q->lo = (float)f[2];
   q->hi = (float)f[3];
   /* merge batch dims (innermost first) where A's and B's matrix strides allow */
@@ -153,9 +143,9 @@ static int ftc_matmul_lt_init(const int64_t *p, const double *f, const void *con
     q->y_off[it] = (int64_t)it * batch * M * N;
   }
   /* bias: a row vector with beta 1 goes to the epilogue, a full matrix to C, the rest to a kernel */
-  int has_bias = p[FTC_MM_HAS_BIAS] != 0;
-  q->bias_rs = p[FTC_MM_BIAS_RS];
-  q->bias_cs = p[FTC_MM_BIAS_CS];
+  int has_bias = p[FT_MM_HAS_BIAS] != 0;
+  q->bias_rs = p[FT_MM_BIAS_RS];
+  q->bias_cs = p[FT_MM_BIAS_CS];
   q->epi_beta = (float)f[1];
   int bias_vec = has_bias && q->bias_rs == 0 && q->bias_cs == 1 && f[1] == 1.0;
   q->use_c = has_bias && !bias_vec && q->bias_rs == N && q->bias_cs == 1;
@@ -173,9 +163,9 @@ static int ftc_matmul_lt_init(const int64_t *p, const double *f, const void *con
   FTC_LT(e, cublasLtMatmulDescCreate(&q->op, ct, CUDA_R_32F));
   cublasOperation_t opa, opb;
   /* cuBLASLt's A = our B viewed N x K (element (n, k) at n * b_cs + k * b_rs) */
-  if (ftc_lt_layout(e, dt, N, K, p[FTC_MM_B_CS], p[FTC_MM_B_RS], batch, sb, &q->la, &opa)) return 1;
+  if (ftc_lt_layout(e, dt, N, K, p[FT_MM_B_CS], p[FT_MM_B_RS], batch, sb, &q->la, &opa)) return 1;
   /* cuBLASLt's B = our A viewed K x M (element (k, m) at k * a_cs + m * a_rs) */
-  if (ftc_lt_layout(e, dt, K, M, p[FTC_MM_A_CS], p[FTC_MM_A_RS], batch, sa, &q->lb, &opb)) return 1;
+  if (ftc_lt_layout(e, dt, K, M, p[FT_MM_A_CS], p[FT_MM_A_RS], batch, sa, &q->lb, &opb)) return 1;
   FTC_LT(e, cublasLtMatmulDescSetAttribute(q->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
   FTC_LT(e, cublasLtMatmulDescSetAttribute(q->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
   FTC_LT(e, cublasLtMatmulDescSetAttribute(q->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
@@ -253,7 +243,7 @@ static int ftc_matmul_lt(const int64_t *p, const double *f, const void *const *i
                              &q->beta, c, q->lc, Y + q->y_off[it], q->ld, &q->algo, e->workspace, q->ws, e->stream));
   }
   if (q->epi) {
-    int has_bias = p[FTC_MM_HAS_BIAS] && !q->use_c && !(q->bias_rs == 0 && q->bias_cs == 1 && q->epi_beta == 1.0f);
+    int has_bias = p[FT_MM_HAS_BIAS] && !q->use_c && !(q->bias_rs == 0 && q->bias_cs == 1 && q->epi_beta == 1.0f);
     int64_t n = q->nbatch * q->M * q->N;
     FTC_LAUNCH(ftc_blocks(n, FTC_THREADS), FTC_THREADS, e->stream, ftc_mm_epi_k<T>)(
         Y, has_bias ? (const T *)in[2] : (const T *)NULL, (uint32_t)n, (uint32_t)q->M, (uint32_t)q->N, q->bias_rs,
@@ -290,14 +280,14 @@ static int ftc_matmul_naive(const int64_t *p, const double *f, const void *const
                             void *scratch, ftc_env *e, void *plan) {
   ftc_mm_naive_p q;
   memset(&q, 0, sizeof q);
-  q.M = p[FTC_MM_M]; q.N = p[FTC_MM_N]; q.K = p[FTC_MM_K];
-  q.ars = p[FTC_MM_A_RS]; q.acs = p[FTC_MM_A_CS]; q.brs = p[FTC_MM_B_RS]; q.bcs = p[FTC_MM_B_CS];
-  q.r = (int)p[FTC_MM_BRANK];
+  q.M = p[FT_MM_M]; q.N = p[FT_MM_N]; q.K = p[FT_MM_K];
+  q.ars = p[FT_MM_A_RS]; q.acs = p[FT_MM_A_CS]; q.brs = p[FT_MM_B_RS]; q.bcs = p[FT_MM_B_CS];
+  q.r = (int)p[FT_MM_BRANK];
   int64_t nb = 1;
   for (int d = 0; d < q.r; d++) {
-    q.bd[d] = (int32_t)p[FTC_MM_BDIMS + d];
-    q.as[d] = (int32_t)p[FTC_MM_BDIMS + q.r + d];
-    q.bs[d] = (int32_t)p[FTC_MM_BDIMS + 2 * q.r + d];
+    q.bd[d] = (int32_t)p[FT_MM_BDIMS + d];
+    q.as[d] = (int32_t)p[FT_MM_BDIMS + q.r + d];
+    q.bs[d] = (int32_t)p[FT_MM_BDIMS + 2 * q.r + d];
     nb *= q.bd[d];
   }
   int64_t n = nb * q.M * q.N;

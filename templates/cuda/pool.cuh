@@ -4,14 +4,8 @@
 #ifndef FTC_POOL_CUH
 #define FTC_POOL_CUH
 
+#include "pool_params.h"
 #include "runtime.cuh"
-
-/* p, laid out by compiler/ops/pool.c (the generated program checks these against ftaxc's). */
-enum {
-  FTC_PL_PLANES = 0, FTC_PL_INCL_PAD, FTC_PL_ORDER, FTC_PL_HAS_IDX, FTC_PL_PE,
-  FTC_PL_IN = FTC_PL_PE + 3, FTC_PL_OUT = FTC_PL_IN + 3, FTC_PL_K = FTC_PL_IN + 6,
-  FTC_PL_S = FTC_PL_IN + 9, FTC_PL_D = FTC_PL_IN + 12, FTC_PL_P = FTC_PL_IN + 15, FTC_PL_NP = FTC_PL_IN + 18
-};
 
 struct ftc_pool_p {
   int32_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
@@ -21,18 +15,18 @@ struct ftc_pool_p {
 
 static inline void ftc_pool_load(const int64_t *p, ftc_pool_p *q) {
   for (int i = 0; i < 3; i++) {
-    q->in[i] = (int32_t)p[FTC_PL_IN + i];
-    q->out[i] = (int32_t)p[FTC_PL_OUT + i];
-    q->k[i] = (int32_t)p[FTC_PL_K + i];
-    q->s[i] = (int32_t)p[FTC_PL_S + i];
-    q->d[i] = (int32_t)p[FTC_PL_D + i];
-    q->pb[i] = (int32_t)p[FTC_PL_P + i];
-    q->pe[i] = (int32_t)p[FTC_PL_PE + i];
+    q->in[i] = (int32_t)p[FT_PL_IN + i];
+    q->out[i] = (int32_t)p[FT_PL_OUT + i];
+    q->k[i] = (int32_t)p[FT_PL_K + i];
+    q->s[i] = (int32_t)p[FT_PL_S + i];
+    q->d[i] = (int32_t)p[FT_PL_D + i];
+    q->pb[i] = (int32_t)p[FT_PL_P + i];
+    q->pe[i] = (int32_t)p[FT_PL_PE + i];
   }
-  q->planes = (int32_t)p[FTC_PL_PLANES];
-  q->incl = (int)p[FTC_PL_INCL_PAD];
-  q->order = (int)p[FTC_PL_ORDER];
-  q->has_idx = (int)p[FTC_PL_HAS_IDX];
+  q->planes = (int32_t)p[FT_PL_PLANES];
+  q->incl = (int)p[FT_PL_INCL_PAD];
+  q->order = (int)p[FT_PL_ORDER];
+  q->has_idx = (int)p[FT_PL_HAS_IDX];
 }
 
 /* taps t in [0, k) of a window starting at start (step d) that land in [lo, hi) */

@@ -69,7 +69,10 @@ struct ftc_r_min : ftc_r_sum {
   template <class C> __device__ static C combine(C a, C b) { return (a < b || a != a) ? a : b; }
 };
 struct ftc_r_l1 : ftc_r_sum {
-  template <class C> __device__ static C map(C x) { return x < (C)0 ? (C)0 - x : x; }
+  template <class C> __device__ static C map(C x) {
+    if constexpr (std::is_unsigned<C>::value) return x; /* no sign to drop */
+    else return x < (C)0 ? (C)0 - x : x;
+  }
 };
 struct ftc_r_sum_square : ftc_r_sum {
   template <class C> __device__ static C map(C x) { return x * x; }

@@ -34,14 +34,15 @@ static void pin_inputs(ft_graph *g) {
   }
 }
 
-static void emit(ft_graph *g, ft_lowered *lw, ft_memplan *mp, ft_cuda_opts *cu, int embed, ft_err *e) {
+static void emit(ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_opts *cu, const ft_cuda_libs *libs, int embed,
+                 ft_err *e) {
   char *cbuf = NULL, *hbuf = NULL, *wbuf = NULL;
   size_t clen = 0, hlen = 0, wlen = 0;
   FILE *fc = open_memstream(&cbuf, &clen), *fh = open_memstream(&hbuf, &hlen), *fw = open_memstream(&wbuf, &wlen);
   if (fc && fh && fw) {
     ft_emit_opts eo = {"fuzz", "fuzz.h", "ftaxc fuzz.onnx", "0000000000000000000000000000000000000000000000000000000000000000",
                        embed ? "/tmp/fuzz.weights" : "fuzz.weights", embed};
-    if (cu) ft_emit_cuda(g, lw, mp, &eo, cu, fc, fh, fw, e);
+    if (cu) ft_emit_cuda(g, lw, mp, &eo, cu, libs, fc, fh, fw, e);
     else ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
   }
   if (fc) fclose(fc);
@@ -81,9 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   co.cuda = cuda ? &cu : NULL;
   ft_lowered lw;
   ft_memplan mp;
+  ft_cuda_libs libs = {0};
   memset(&lw, 0, sizeof lw);
   memset(&mp, 0, sizeof mp);
-  if (!ft_compile_graph(g, &co, &lw, &mp, &e)) emit(g, &lw, &mp, cuda ? &cu : NULL, ((h >> 9) & 7) == 0, &e);
+  if (!ft_compile_graph(g, &co, &lw, &mp, &libs, &e)) emit(g, &lw, &mp, cuda ? &cu : NULL, &libs, ((h >> 9) & 7) == 0, &e);
   ft_memplan_free(&mp);
   ft_lowered_free(&lw);
   ft_graph_free(g);

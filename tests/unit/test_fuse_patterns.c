@@ -185,7 +185,7 @@ static result run_model(const char *path, const mb *m, const char *no_fuse) {
   for (int s = 0; s < lw.n; s++) {
     const ft_node *n = &g->nodes[lw.order[s]];
     const ft_kcall *k = &lw.calls[s];
-    if (!k->kernel) { /* a view */
+    if (!k->entry) { /* a view */
       buf[n->out[0]] = buf[n->in[0]];
       continue;
     }

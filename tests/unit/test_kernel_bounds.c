@@ -126,7 +126,7 @@ static void *run_guarded(idx_node *x, int n_in, const void *const *src, const si
   void *y = guarded(out_bytes, at_end);
   memset(y, 0x5a, out_bytes);
   void *out[1] = {y};
-  x->k.fn(x->k.p, x->k.f, in, out, NULL);
+  x->k.entry->fn(x->k.p, x->k.f, in, out, NULL);
   return y;
 }
 

@@ -155,7 +155,7 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     for (int k = 0; k < n->n_in; k++) src |= n->in[k] >= 0 && mp->root[n->in[k]] == r;
     cr_assert(src, "%s: '%s' shares storage with none of its node's inputs", what, g->vals[o].name);
     if (n->op->flags & FT_OP_ALIAS) {
-      cr_assert_null(lw->calls[s].kernel, "%s: a shared view runs no kernel", what);
+      cr_assert_null(lw->calls[s].entry, "%s: a shared view runs no kernel", what);
       continue;
     }
     cr_assert(n->op->flags & FT_OP_INPLACE, "%s: '%s' (%s) shares storage but is neither a view nor in-place", what,
@@ -352,7 +352,7 @@ Test(memplan, a_view_shares_storage) {
   cr_assert(a0 + n <= d0 || d0 + n <= a0, "a and d overlap");
   /* the view runs no kernel */
   for (int s = 0; s < lw.n; s++)
-    if (!strcmp(g->nodes[lw.order[s]].op_type, "View")) cr_assert_null(lw.calls[s].kernel);
+    if (!strcmp(g->nodes[lw.order[s]].op_type, "View")) cr_assert_null(lw.calls[s].entry);
 }
 
 Test(memplan, a_view_output_gets_its_own_buffer) {
@@ -366,7 +366,7 @@ Test(memplan, a_view_output_gets_its_own_buffer) {
   ft_graph *g = plan_checked(gp, &lw, &mp, "view output");
   cr_assert_eq(mp.storage[val(g, "v")], FT_S_OUTPUT);
   int copies = 0;
-  for (int s = 0; s < lw.n; s++) copies += lw.calls[s].kernel && !strcmp(lw.calls[s].kernel, "ft_copy_bytes");
+  for (int s = 0; s < lw.n; s++) copies += lw.calls[s].entry == ft_copy_bytes_entry;
   cr_assert_eq(copies, 1, "the view becomes a copy into the output");
 }
 
