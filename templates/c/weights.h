@@ -56,7 +56,12 @@ static int ft_weights_check(const unsigned char *h, size_t len, const char *hash
              (const char *)h + 16, hash);
     return 2;
   }
-  if (got != size || len - FT_WEIGHTS_HEADER_BYTES < size) {
+  if (got != size) { /* the same model compiled with other dims, or folded otherwise */
+    snprintf(err, n, "%s%sthe weights are %llu bytes, this program wants %llu", at, sep, (unsigned long long)got,
+             (unsigned long long)size);
+    return 2;
+  }
+  if (len - FT_WEIGHTS_HEADER_BYTES < size) {
     snprintf(err, n, "%s%sweights file is %zu bytes, expected %llu", at, sep, len,
              (unsigned long long)size + FT_WEIGHTS_HEADER_BYTES);
     return 2;
