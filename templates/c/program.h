@@ -20,7 +20,8 @@
 
 #ifdef FTP_WEIGHTS_FILE
 /* the weights file, header included, 64-byte aligned in the program's read-only data */
-__asm__(".section .rodata\n.balign 64\n.global " FTP_STR(FTP_API(weights_blob)) "\n" FTP_STR(FTP_API(weights_blob)) ":\n"
+__asm__(".section .rodata\n.balign 64\n"
+        ".global " FTP_STR(FTP_API(weights_blob)) "\n" FTP_STR(FTP_API(weights_blob)) ":\n"
         ".incbin \"" FTP_WEIGHTS_FILE "\"\n.previous\n");
 extern const unsigned char FTP_API(weights_blob)[];
 #define FTP_BUILTIN_WEIGHTS FTP_API(weights_blob)

@@ -11,7 +11,9 @@ static void *ftp_cli_init(const char *weights, char *err, size_t n) {
   ftp_ctx *ctx = NULL;
   return FTP_API(init)(&ctx, weights, err, n) ? NULL : ctx;
 }
-static int ftp_cli_run(void *ctx, const void *const *in, void *const *out) { return FTP_API(run)((ftp_ctx *)ctx, in, out); }
+static int ftp_cli_run(void *ctx, const void *const *in, void *const *out) {
+  return FTP_API(run)((ftp_ctx *)ctx, in, out);
+}
 static void ftp_cli_free(void *ctx) { FTP_API(free)((ftp_ctx *)ctx); }
 
 int main(int argc, char **argv) {

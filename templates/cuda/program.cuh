@@ -34,7 +34,8 @@ struct FTP_API(ctx) {
   ftc_env env;
   unsigned char *arena, *weights;
   int own_arena, debug_sync, capturing;
-  void *in_api[FTP_IN_SLOTS], *in_dev[FTP_IN_SLOTS], *out_api[FTP_OUT_SLOTS], *out_dev[FTP_OUT_SLOTS]; /* device buffers (dev: what the kernels see) */
+  /* device buffers (dev: what the kernels see, half where api is float32) */
+  void *in_api[FTP_IN_SLOTS], *in_dev[FTP_IN_SLOTS], *out_api[FTP_OUT_SLOTS], *out_dev[FTP_OUT_SLOTS];
   void *in_host[FTP_IN_SLOTS], *out_host[FTP_OUT_SLOTS]; /* pinned staging for OUT_run */
   void *plans[FTP_NCALLS ? FTP_NCALLS : 1];
   cudaGraph_t graph;
@@ -71,7 +72,8 @@ static int ftp_launch(ftp_ctx *c) {
       const int64_t n_[] = {(int64_t)(ftp_in_bytes[i] / 4)};
       const void *in_[] = {c->in_api[i]};
       void *out_[] = {c->in_dev[i]};
-      if (ftc_cast<float, __half, 0>(n_, NULL, in_, out_, NULL, e, NULL)) return ftp_at(c, "converting the inputs to float16");
+      if (ftc_cast<float, __half, 0>(n_, NULL, in_, out_, NULL, e, NULL))
+        return ftp_at(c, "converting the inputs to float16");
     }
   if (ftp_calls(c)) return 1;
   for (int i = 0; i < FTP_NUM_OUTPUTS; i++) /* half outputs back to float32 */
@@ -79,7 +81,8 @@ static int ftp_launch(ftp_ctx *c) {
       const int64_t n_[] = {(int64_t)(ftp_out_bytes[i] / 4)};
       const void *in_[] = {c->out_dev[i]};
       void *out_[] = {c->out_api[i]};
-      if (ftc_cast<__half, float, 0>(n_, NULL, in_, out_, NULL, e, NULL)) return ftp_at(c, "converting the outputs to float32");
+      if (ftc_cast<__half, float, 0>(n_, NULL, in_, out_, NULL, e, NULL))
+        return ftp_at(c, "converting the outputs to float32");
     }
   return 0;
 }
@@ -89,7 +92,9 @@ static int ftp_launch(ftp_ctx *c) {
 const char *FTP_API(error)(const ftp_ctx *c) { return c ? c->env.err : "no context"; }
 void *FTP_API(stream)(ftp_ctx *c) { return (void *)c->env.stream; }
 void *FTP_API(device_input)(ftp_ctx *c, int i) { return i >= 0 && i < FTP_NUM_INPUTS ? c->in_api[i] : NULL; }
-void *FTP_API(device_output)(ftp_ctx *c, int i) { return i >= 0 && i < FTP_NUM_OUTPUTS ? c->out_api[i] : NULL; }
+void *FTP_API(device_output)(ftp_ctx *c, int i) {
+  return i >= 0 && i < FTP_NUM_OUTPUTS ? c->out_api[i] : NULL;
+}
 
 int FTP_API(upload)(ftp_ctx *c, const void *const *inputs) {
   for (int i = 0; i < FTP_NUM_INPUTS; i++)
