@@ -1,5 +1,6 @@
 /* What the C and CUDA emitters share: pasting kernel templates (their own #include "x"
- * dependencies first), C string literals and comments, and the programs' I/O tables. */
+ * dependencies first), C string literals and comments, the programs' I/O tables, the header's
+ * opening, and the weights file. */
 #include "emit_util.h"
 
 #include <math.h>
