@@ -1,5 +1,6 @@
 /* What the C and CUDA emitters share: pasting kernel templates (their own #include "x"
- * dependencies first), C string literals and comments, and the programs' I/O tables. */
+ * dependencies first), C string literals and comments, the programs' I/O tables, the header's
+ * opening, and the weights file. */
 #include "emit_util.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 #include "templates.h"
 #include "text.h"
 #include "version.h"
+#include "weights.h"
 
 /* One template, its #include "x" dependencies first (templates/c or templates/cuda). */
 int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e) {
@@ -119,4 +121,24 @@ void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const 
     fprintf(h, ", %s */\n", ft_dtype_name(v->t.dtype));
   }
   fprintf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", P, P);
+}
+
+int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e) {
+  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
+  ft_weights_header(head, mp->weight_bytes, hash);
+  fwrite(head, 1, sizeof head, w);
+  static const char zeros[64];
+  int64_t next = 0;
+  while (next < (int64_t)mp->weight_bytes) { /* in offset order, each root value once */
+    int best = -1;
+    for (int v = 0; v < g->n_vals && best < 0; v++)
+      if (mp->storage[v] == FT_S_WEIGHT && mp->root[v] == v && mp->offset[v] == next) best = v;
+    if (best < 0) return ft_fail(e, FT_EIO, "internal error: weights layout has a hole at %lld", (long long)next);
+    size_t nb = ft_nbytes(&g->vals[best].t);
+    fwrite(g->vals[best].t.data, 1, nb, w);
+    int64_t pos = next + (int64_t)nb;
+    next = (pos + 63) & ~(int64_t)63;
+    fwrite(zeros, 1, (size_t)(next - pos), w);
+  }
+  return 0;
 }

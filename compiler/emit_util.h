@@ -16,7 +16,6 @@ int ft_emit_paste_name(FILE *f, const char *base, const char *ext, ft_pasted *do
 void ft_emit_c_string(FILE *f, const char *s);  /* a C string literal */
 void ft_emit_comment(FILE *f, const char *s);   /* text safe inside a comment */
 void ft_emit_double(FILE *f, double x);         /* a literal, infinities and NaN included */
-/* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
 /* The name in capitals (the header's guard and macro prefix). */
 void ft_emit_upper(char *dst, size_t n, const char *name);
 /* A program header's opening: guard, extern "C", the size macros (ARENA_BYTES with arena_note,
@@ -24,6 +23,10 @@ void ft_emit_upper(char *dst, size_t n, const char *name);
  * program ("program", "CUDA program"). */
 void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const char *P, const char *G,
                         const char *what, const char *arena_note);
+/* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
 void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n);
+/* OUT.weights: the header of templates/c/weights.h, then every constant the memory plan put in
+ * the weights, at its offset. */
+int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e);
 
 #endif

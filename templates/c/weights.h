@@ -1,0 +1,113 @@
+/* The weights file: ftaxc writes it, every generated program (C and CUDA) reads it.
+ *
+ * A 64-byte header (the magic "FTAXW001", the payload's size as a native uint64, the model's
+ * SHA-256 in hex, zero padded), then the payload: the constants, each at a 64-byte aligned offset
+ * the memory plan gave it. ftaxc writes the header with ft_weights_header; a program maps the file
+ * (or takes the copy --embed-weights built into it) and checks it with ft_weights_open before it
+ * uses a byte of it, so weights of another model or another shape are refused, not run. */
+#ifndef FT_WEIGHTS_H
+#define FT_WEIGHTS_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FT_WEIGHTS_HEADER_BYTES 64
+
+/* The header of a payload of size bytes for the model with this hash. */
+static void ft_weights_header(unsigned char head[FT_WEIGHTS_HEADER_BYTES], uint64_t size, const char *hash) {
+  memset(head, 0, FT_WEIGHTS_HEADER_BYTES);
+  memcpy(head, "FTAXW001", 8);
+  memcpy(head + 8, &size, 8);
+  snprintf((char *)head + 16, 48, "%.47s", hash);
+}
+
+/* Weights a program runs on: data is the payload; map the file's mapping (NULL for built-in
+ * weights), kept until ft_weights_close. */
+typedef struct ft_weights {
+  const unsigned char *data;
+  void *map;
+  size_t map_len;
+} ft_weights;
+
+static void ft_weights_close(ft_weights *w) {
+  if (w->map) munmap(w->map, w->map_len);
+  w->map = NULL;
+  w->data = NULL;
+}
+
+/* Are these len bytes the weights of the model with this hash and payload size? 0, or 2 with the
+ * reason in err, after "where: " when where is not NULL. */
+static int ft_weights_check(const unsigned char *h, size_t len, const char *hash, uint64_t size, const char *where,
+                            char *err, size_t n) {
+  const char *at = where ? where : "", *sep = where ? ": " : "";
+  uint64_t got;
+  if (len < FT_WEIGHTS_HEADER_BYTES || memcmp(h, "FTAXW001", 8)) {
+    snprintf(err, n, "%s%snot an ftax weights file", at, sep);
+    return 2;
+  }
+  memcpy(&got, h + 8, 8);
+  if (strncmp((const char *)h + 16, hash, 47)) {
+    snprintf(err, n, "%s%sweights belong to another model (hash %.16s..., this program wants %.16s...)", at, sep,
+             (const char *)h + 16, hash);
+    return 2;
+  }
+  if (got != size) { /* the same model compiled with other dims, or folded otherwise */
+    snprintf(err, n, "%s%sthe weights are %llu bytes, this program wants %llu", at, sep, (unsigned long long)got,
+             (unsigned long long)size);
+    return 2;
+  }
+  if (len - FT_WEIGHTS_HEADER_BYTES < size) {
+    snprintf(err, n, "%s%sweights file is %zu bytes, expected %llu", at, sep, len,
+             (unsigned long long)size + FT_WEIGHTS_HEADER_BYTES);
+    return 2;
+  }
+  return 0;
+}
+
+/* The weights of the model with this hash and payload size: the file at path, mapped, or when path
+ * is NULL the built-in copy (header included; NULL when the program has none). 0 with *w set, or
+ * nonzero with the reason in err: 1 no weights at all, 2 not this model's weights, 4 the file
+ * cannot be opened or mapped. */
+static int ft_weights_open(ft_weights *w, const char *path, const unsigned char *builtin, const char *hash,
+                           uint64_t size, char *err, size_t n) {
+  const unsigned char *h = builtin;
+  size_t len = (size_t)size + FT_WEIGHTS_HEADER_BYTES;
+  memset(w, 0, sizeof *w);
+  if (!path && !builtin) {
+    snprintf(err, n, "this program needs its weights file");
+    return 1;
+  }
+  if (path) {
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st)) {
+      snprintf(err, n, "%s: cannot open the weights file", path);
+      if (fd >= 0) close(fd);
+      return 4;
+    }
+    len = (size_t)st.st_size;
+    void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    close(fd);
+    if (!map || map == MAP_FAILED) {
+      snprintf(err, n, "%s: cannot map the weights file", path);
+      return 4;
+    }
+    w->map = map;
+    w->map_len = len;
+    h = (const unsigned char *)map;
+  }
+  int rc = ft_weights_check(h, len, hash, size, path, err, n);
+  if (rc) {
+    ft_weights_close(w);
+    return rc;
+  }
+  w->data = h + FT_WEIGHTS_HEADER_BYTES;
+  return 0;
+}
+
+#endif

@@ -1,0 +1,181 @@
+/* The fixed part of generated programs on its own: templates/c/weights.h (the weights file both
+ * ftaxc and the programs use) and templates/c/program.h (init, run, free), compiled here with a
+ * model of the test's making; and --embed-weights through ftaxc. */
+#include "testutil.h"
+#include "weights.h"
+
+/* A model of two float inputs' worth of weights: out[0][i] = in[0][i] * w[i] + w[i + 2]. */
+#define FTP_API(x) tprog_##x
+#define FTP_NAME "tprog"
+#define FTP_MODEL_HASH "5eed00000000000000000000000000000000000000000000000000000000cafe"
+#define FTP_WEIGHT_BYTES 16u
+#define FTP_ARENA_BYTES 0u
+typedef struct tprog_ctx tprog_ctx; /* what OUT.h declares */
+int tprog_init(tprog_ctx **ctx, const char *weights_path, char *err, size_t err_len);
+int tprog_init_with_arena(tprog_ctx **ctx, const char *weights_path, void *arena, char *err, size_t err_len);
+int tprog_run(tprog_ctx *ctx, const void *const *inputs, void *const *outputs);
+void tprog_free(tprog_ctx *ctx);
+#include "program.h"
+
+static unsigned char *last_arena;
+static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+                      void *const *outputs) {
+  const float *w = (const float *)weights, *x = (const float *)inputs[0];
+  float *y = (float *)outputs[0];
+  for (int i = 0; i < 2; i++) y[i] = x[i] * w[i] + w[i + 2];
+  last_arena = arena;
+}
+
+static char *dir;
+static void setup(void) { dir = tu_tmpdir(); }
+static void teardown(void) { tu_rmtree(dir); }
+TestSuite(program, .init = setup, .fini = teardown);
+
+static const float payload[4] = {2, -3, 0.5f, 10};
+
+/* A weights file: the header ft_weights_header writes for (size, hash), then n payload bytes. */
+static char *weights_file(const char *name, uint64_t size, const char *hash, size_t n) {
+  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
+  ft_weights_header(head, size, hash);
+  char *path = tu_fmt("%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fwrite(head, 1, sizeof head, f);
+  fwrite(payload, 1, n, f);
+  fclose(f);
+  return path;
+}
+
+Test(program, weights_header_layout) {
+  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
+  memset(head, 0xaa, sizeof head);
+  ft_weights_header(head, 4096, "abc");
+  cr_assert_eq(memcmp(head, "FTAXW001", 8), 0);
+  uint64_t size;
+  memcpy(&size, head + 8, 8);
+  cr_assert_eq(size, 4096);
+  cr_assert_str_eq((const char *)head + 16, "abc");
+  for (int i = 19; i < 64; i++) cr_assert_eq(head[i], 0, "byte %d is padding", i);
+}
+
+Test(program, weights_open_maps_and_checks) {
+  char err[256] = "";
+  ft_weights w;
+  char *good = weights_file("good.weights", 16, FTP_MODEL_HASH, 16);
+  cr_assert_eq(ft_weights_open(&w, good, NULL, FTP_MODEL_HASH, 16, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(memcmp(w.data, payload, 16), 0);
+  ft_weights_close(&w);
+  cr_assert_null(w.map);
+
+  /* built in: the bytes after the header, nothing mapped */
+  unsigned char blob[FT_WEIGHTS_HEADER_BYTES + 16];
+  ft_weights_header(blob, 16, FTP_MODEL_HASH);
+  memcpy(blob + FT_WEIGHTS_HEADER_BYTES, payload, 16);
+  cr_assert_eq(ft_weights_open(&w, NULL, blob, FTP_MODEL_HASH, 16, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(w.data, blob + FT_WEIGHTS_HEADER_BYTES);
+  cr_assert_null(w.map);
+  /* a file given still wins over the built-in copy */
+  cr_assert_eq(ft_weights_open(&w, good, blob, FTP_MODEL_HASH, 16, err, sizeof err), 0, "%s", err);
+  cr_assert_not_null(w.map);
+  ft_weights_close(&w);
+}
+
+/* Every refusal: its exit code, and a message naming the file and the reason. */
+Test(program, weights_open_refuses) {
+  char err[256];
+  ft_weights w;
+  struct { const char *path, *says; int rc; } cases[] = {
+      {weights_file("other.weights", 16, "0123456789abcdef", 16), "another model", 2},
+      {weights_file("size.weights", 32, FTP_MODEL_HASH, 16), "are 32 bytes, this program wants 16", 2},
+      {weights_file("short.weights", 16, FTP_MODEL_HASH, 8), "is 72 bytes", 2},    /* cut short */
+      {weights_file("empty.weights", 0, FTP_MODEL_HASH, 0), "are 0 bytes", 2},
+      {tu_fmt("%s/missing.weights", dir), "cannot open", 4},
+      {dir, "cannot map", 4}, /* a folder opens, but does not map */
+  };
+  FILE *f = fopen(tu_fmt("%s/zero.weights", dir), "wb");
+  fclose(f);
+  FILE *g = fopen(tu_fmt("%s/junk.weights", dir), "wb");
+  fputs("this is not a weights file, but it is long enough to hold a header of sixty-four bytes", g);
+  fclose(g);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    strcpy(err, "");
+    int rc = ft_weights_open(&w, cases[i].path, NULL, FTP_MODEL_HASH, 16, err, sizeof err);
+    cr_assert_eq(rc, cases[i].rc, "%s: exit %d: %s", cases[i].path, rc, err);
+    cr_assert(strstr(err, cases[i].says), "%s: %s", cases[i].path, err);
+    cr_assert_eq(strncmp(err, cases[i].path, strlen(cases[i].path)), 0, "the message names the file: %s", err);
+    cr_assert_null(w.map, "nothing stays mapped");
+  }
+  cr_assert_eq(ft_weights_open(&w, tu_fmt("%s/zero.weights", dir), NULL, FTP_MODEL_HASH, 16, err, sizeof err), 4);
+  cr_assert(strstr(err, "cannot map"), "%s", err);
+  cr_assert_eq(ft_weights_open(&w, tu_fmt("%s/junk.weights", dir), NULL, FTP_MODEL_HASH, 16, err, sizeof err), 2);
+  cr_assert(strstr(err, "not an ftax weights file"), "%s", err);
+  cr_assert_eq(ft_weights_open(&w, NULL, NULL, FTP_MODEL_HASH, 16, err, sizeof err), 1);
+  cr_assert(strstr(err, "needs its weights file"), "%s", err);
+  /* built-in weights that are not this model's are refused as well, with no file to name */
+  unsigned char blob[FT_WEIGHTS_HEADER_BYTES + 16];
+  ft_weights_header(blob, 16, "0123");
+  cr_assert_eq(ft_weights_open(&w, NULL, blob, FTP_MODEL_HASH, 16, err, sizeof err), 2);
+  cr_assert_eq(strncmp(err, "weights belong to another model", 31), 0, "%s", err);
+}
+
+Test(program, init_run_free) {
+  char err[256] = "";
+  tprog_ctx *ctx = NULL;
+  char *good = weights_file("good.weights", 16, FTP_MODEL_HASH, 16);
+  cr_assert_eq(tprog_init(&ctx, good, err, sizeof err), 0, "%s", err);
+  float x[2] = {1, 4}, y[2] = {0, 0};
+  const void *in[1] = {x};
+  void *out[1] = {y};
+  cr_assert_eq(tprog_run(ctx, in, out), 0);
+  cr_assert_float_eq(y[0], 1 * 2 + 0.5f, 0);
+  cr_assert_float_eq(y[1], 4 * -3 + 10.0f, 0);
+  cr_assert_not_null(last_arena, "an arena even for a model that needs none");
+  cr_assert_eq((uintptr_t)last_arena % 64, 0);
+  tprog_free(ctx);
+  tprog_free(NULL);
+
+  /* the caller's arena is the one the calls get */
+  _Alignas(64) unsigned char mine[64];
+  cr_assert_eq(tprog_init_with_arena(&ctx, good, mine, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(tprog_run(ctx, in, out), 0);
+  cr_assert_eq(last_arena, mine);
+  tprog_free(ctx);
+
+  /* wrong weights: the reason, and no context */
+  ctx = NULL;
+  char *other = weights_file("other.weights", 16, "feed", 16);
+  cr_assert_eq(tprog_init(&ctx, other, err, sizeof err), 2);
+  cr_assert(strstr(err, "another model"), "%s", err);
+  cr_assert_null(ctx);
+  cr_assert_eq(tprog_init(&ctx, NULL, err, sizeof err), 1, "no built-in weights: %s", err);
+}
+
+/* --embed-weights: the program runs without its weights file, and computes what the program
+ * reading the file computes. */
+Test(program, embedded_weights_run_without_the_file, .timeout = 120) {
+  char *model = tu_fmt("%s/tests/models/arith_tiny/model.onnx", FTAX_SOURCE_DIR);
+  char *set = tu_fmt("%s/tests/models/arith_tiny/test_data_set_0", FTAX_SOURCE_DIR);
+  char *plain = tu_fmt("%s/plain", dir), *emb = tu_fmt("%s/emb", dir), *log;
+  char *a1[] = {FTAXC, model, "-o", plain, "--dim", "batch=1", "--cflags", "-O0 -fopenmp", NULL};
+  char *a2[] = {FTAXC, model, "-o", emb, "--dim", "batch=1", "--cflags", "-O0 -fopenmp", "--embed-weights", NULL};
+  cr_assert_eq(tu_run(dir, &log, a1), 0, "%s", log);
+  cr_assert_eq(tu_run(dir, &log, a2), 0, "%s", log);
+  cr_assert_eq(unlink(tu_fmt("%s.weights", emb)), 0, "the embedded program's weights file is there to remove");
+  char *in0 = tu_fmt("%s/input_0.pb", set), *in1 = tu_fmt("%s/input_1.pb", set);
+  char *r1[] = {plain, in0, in1, "--output-dir", tu_fmt("%s/o_plain", dir), NULL};
+  char *r2[] = {emb, in0, in1, "--output-dir", tu_fmt("%s/o_emb", dir), NULL};
+  cr_assert_eq(tu_run(dir, &log, r1), 0, "%s", log);
+  cr_assert_eq(tu_run(dir, &log, r2), 0, "the program with its weights built in: %s", log);
+  for (int k = 0; k < 2; k++) {
+    size_t n1, n2;
+    char *a = tu_read(tu_fmt("%s/o_plain/output_%d.pb", dir, k), &n1), *b = tu_read(tu_fmt("%s/o_emb/output_%d.pb", dir, k), &n2);
+    cr_assert(a && b && n1 == n2 && !memcmp(a, b, n1), "output %d differs", k);
+    char *cmp[] = {FTAX_COMPARE, tu_fmt("%s/output_%d.pb", set, k), tu_fmt("%s/o_emb/output_%d.pb", dir, k), NULL};
+    cr_assert_eq(tu_run(NULL, &log, cmp), 0, "%s", log);
+  }
+  /* a weights file given still replaces the built-in copy, and is checked */
+  char *r3[] = {emb, in0, in1, "--weights", tu_fmt("%s/tprog.weights", dir), "--output-dir", tu_fmt("%s/o3", dir), NULL};
+  weights_file("tprog.weights", 16, FTP_MODEL_HASH, 16);
+  cr_assert_eq(tu_run(dir, &log, r3), 2, "%s", log);
+  cr_assert(strstr(log, "another model"), "%s", log);
+}
