@@ -24,12 +24,13 @@ static const char *ctype(const char *sfx, int fp16) {
 static int is_float_sfx(const char *s) { return !strcmp(s, "f32") || !strcmp(s, "f64") || !strcmp(s, "f16") || !strcmp(s, "bf16"); }
 static int is_signed_sfx(const char *s) { return s[0] == 'i'; }
 
+/* the scalar ops' kernels (templates/common/scalar_ops.h), then the others of unary.h */
+#define UNARY_ROW(ID, fn, name, kernels, ...) FT_SOP_IF_C_##kernels(#fn, )
+#define PARAM_ROW(ID, fn, name, kernels, A, DA, B, DB, ...) FT_SOP_IF_C_##kernels(#fn, )
 static const char *const unary_ops[] = {
-    "relu", "leaky_relu", "elu", "selu", "celu", "thresholded_relu", "sigmoid", "hard_sigmoid",
-    "hard_swish", "softplus", "softsign", "mish", "gelu", "gelu_tanh", "swish", "shrink", "tanh",
-    "erf", "exp", "log", "sqrt", "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "isnan", "neg", "abs", "sign",
-    "bitwise_not", "not", NULL};
+    FT_SCALAR_UNARY_OPS(UNARY_ROW) FT_SCALAR_PARAM_OPS(PARAM_ROW) "isnan", "bitwise_not", "not", NULL};
+#undef UNARY_ROW
+#undef PARAM_ROW
 static const char *const binary_ops[] = {
     "add", "sub", "mul", "div", "max2", "min2", "pow", "mod", "fmod", "shl", "shr", "bitwise_and",
     "bitwise_or", "bitwise_xor", "and", "or", "xor", "prelu", NULL};
@@ -57,11 +58,9 @@ static int conv_pads_symmetric(const int64_t *p) {
   return 1;
 }
 
-/* the epilogue activations templates/cuda/runtime.cuh's ftc_act knows */
-static int act_known(int a) {
-  return a == FT_ACT_NONE || a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_TANH || a == FT_ACT_GELU ||
-         a == FT_ACT_GELU_TANH || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
-}
+/* the epilogue activations templates/cuda/runtime.cuh's ftc_act knows: gemm.h's, from the same
+ * scalar-op list */
+static int act_known(int a) { return ft_act_known(a); }
 
 /* The twin of call k, or -1 with the reason in why. */
 static int twin_of(const char *name, const int64_t *p, int fp16, ft_twin *t, char *why, size_t wn) {

@@ -10,7 +10,7 @@
 #include "text.h"
 #include "version.h"
 
-/* One template, its #include "x" dependencies first (templates/c or templates/cuda). */
+/* One template, its #include "x" dependencies first (templates/c, cuda or common). */
 int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e) {
   for (int i = 0; i < done->n; i++) if (!strcmp(done->names[i], file)) return 0;
   const char *text = ft_template_text(file);
@@ -26,8 +26,7 @@ int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e) {
     int rc = ft_emit_paste(f, canon, done, e);
     if (rc) return rc;
   }
-  const char *ext = strrchr(file, '.');
-  fprintf(f, "/* ---- templates/%s/%s ---- */\n", ext && !strcmp(ext, ".cuh") ? "cuda" : "c", file);
+  fprintf(f, "/* ---- templates/%s/%s ---- */\n", ft_template_dir(file), file);
   for (const char *s = text; *s;) {
     const char *nl = strchr(s, '\n');
     size_t len = nl ? (size_t)(nl - s + 1) : strlen(s);

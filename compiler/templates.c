@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-extern const struct { const char *name; const char *text; } ft_templates[];
+extern const struct { const char *name, *dir, *text; } ft_templates[];
 
 const char *ft_template_name(const char *name) {
   const char *base = strrchr(name, '/');
@@ -15,5 +15,11 @@ const char *ft_template_name(const char *name) {
 const char *ft_template_text(const char *name) {
   for (int i = 0; ft_templates[i].name; i++)
     if (!strcmp(ft_templates[i].name, name)) return ft_templates[i].text;
+  return NULL;
+}
+
+const char *ft_template_dir(const char *name) {
+  for (int i = 0; ft_templates[i].name; i++)
+    if (!strcmp(ft_templates[i].name, name)) return ft_templates[i].dir;
   return NULL;
 }

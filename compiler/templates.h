@@ -2,9 +2,11 @@
 #ifndef FTAX_TEMPLATES_H
 #define FTAX_TEMPLATES_H
 
-/* The text of templates/c/NAME, or NULL. */
+/* The text of templates/<folder>/NAME, or NULL. */
 const char *ft_template_text(const char *name);
 /* The embedded file name matching NAME (a bare file name or a path ending in it), or NULL. */
 const char *ft_template_name(const char *name);
+/* The folder under templates/ that NAME (an embedded file name) comes from: "c", "cuda", "common". */
+const char *ft_template_dir(const char *name);
 
 #endif
