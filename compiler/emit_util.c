@@ -12,7 +12,7 @@
 #include "version.h"
 #include "weights.h"
 
-/* One template, its #include "x" dependencies first (templates/c or templates/cuda). */
+/* One template, its #include "x" dependencies first (templates/c, cuda or common). */
 int ft_emit_paste(FILE *f, const char *file, ft_pasted *done, ft_err *e) {
   for (int i = 0; i < done->n; i++) if (!strcmp(done->names[i], file)) return 0;
   const char *text = ft_template_text(file);

@@ -194,6 +194,13 @@ void ft_node_set_ints(ft_node *n, const char *name, const int64_t *v, int count)
   a->n_ints = count;
 }
 
+void ft_node_set_floats(ft_node *n, const char *name, const float *v, int count) {
+  ft_attr *a = new_attr(n, name, FT_ATTR_FLOATS);
+  a->floats = malloc(sizeof(float) * (size_t)(count ? count : 1));
+  memcpy(a->floats, v, sizeof(float) * (size_t)count);
+  a->n_floats = count;
+}
+
 void ft_node_set_string(ft_node *n, const char *name, const char *s) {
   ft_attr *a = new_attr(n, name, FT_ATTR_STRING);
   a->s = strdup(s);

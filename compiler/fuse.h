@@ -63,6 +63,7 @@ ft_node *ft_fuse_rewrite(ft_fuse_ctx *c, int last, const char *op_type, const in
 void ft_node_set_int(ft_node *n, const char *name, int64_t v);
 void ft_node_set_float(ft_node *n, const char *name, float v);
 void ft_node_set_ints(ft_node *n, const char *name, const int64_t *v, int count);
+void ft_node_set_floats(ft_node *n, const char *name, const float *v, int count);
 void ft_node_set_string(ft_node *n, const char *name, const char *s);
 /* Add a new constant value (data copied) and return its index. */
 int ft_add_const(ft_graph *g, const char *name, const ft_tensor *t);

@@ -5,8 +5,9 @@
  *   Conv [+ per-channel constant Add] [+ residual Add] [+ activation]
  *   Conv [+ per-channel constant Add] + activation + residual Add
  *
- * activation: Relu, Clip with constant bounds (ReLU6), Sigmoid, or SiLU (x * Sigmoid(x), the
- * Mul's operands in either order). A residual is an Add of the chain's value and another tensor
+ * activation: a unary scalar op (templates/common/scalar_ops.h: Relu, Sigmoid, Mish, LeakyRelu
+ * ...; Clip with constant bounds, ReLU6), or SiLU (x * Sigmoid(x), the Mul's operands in either
+ * order). A residual is an Add of the chain's value and another tensor
  * of exactly the output's shape (ResNet: Conv -> Add(identity) -> Relu; MobileNetV2: the
  * projection Conv -> Add). A constant Add that broadcasts per output channel is folded into the
  * conv's bias. Every value inside the chain must have no reader outside it. */
@@ -15,11 +16,12 @@
 
 #include "fuse.h"
 #include "gemm.h"
+#include "scalar_table.h"
 
 typedef struct chain {
   int nodes[8], n;          /* matched nodes after the Conv, in order */
-  int act;                  /* FT_ACT_* */
-  float lo, hi;             /* Clip bounds */
+  int act;                  /* FT_ACT_*: a scalar op's id, or SiLU */
+  float lo, hi;             /* its parameters (Clip's bounds) */
   int res, res_mode;        /* residual value and 1 (before act) / 2 (after) */
   int bias_add;             /* a constant [C] (or [1,C,1,..]) added to the bias, or -1 */
 } chain;
@@ -91,11 +93,16 @@ static int match_act(ft_fuse_ctx *c, int v, chain *ch) {
   int r[3], nr = ft_consumers(g, v, r, 3);
   if (c->n_uses[v] == 1 && nr == 1) {
     int i = r[0];
-    if (ft_is_op(g, i, "Relu")) ch->act = FT_ACT_RELU;
-    else if (ft_is_op(g, i, "Sigmoid")) ch->act = FT_ACT_SIGMOID;
-    else if (ft_is_op(g, i, "Clip")) {
-      if (g->nodes[i].in[0] != v || !clip_bounds(c, i, &ch->lo, &ch->hi)) return -1;
+    float params[2];
+    const ft_sop *s;
+    if (g->nodes[i].in[0] != v) return -1;
+    if (ft_is_op(g, i, "Clip")) {
+      if (!clip_bounds(c, i, &ch->lo, &ch->hi)) return -1;
       ch->act = ch->hi < ch->lo ? FT_ACT_RELU : FT_ACT_CLIP;
+    } else if ((s = ft_sop_of_node(g, &g->nodes[i], params)) != NULL) {
+      ch->act = s->id;
+      ch->lo = params[0];
+      ch->hi = params[1];
     } else return -1;
     ch->nodes[ch->n++] = i;
     return g->nodes[i].out[0];
@@ -141,16 +148,6 @@ static int match_residual(ft_fuse_ctx *c, int v, chain *ch, int mode) {
 static void copy_attrs(ft_node *dst, const ft_node *src) {
   dst->attrs = realloc(dst->attrs, sizeof(ft_attr) * (size_t)(dst->n_attrs + src->n_attrs + 1));
   for (int k = 0; k < src->n_attrs; k++) ft_attr_copy(&dst->attrs[dst->n_attrs++], &src->attrs[k]);
-}
-
-static const char *act_name(int act) {
-  switch (act) {
-  case FT_ACT_RELU: return "Relu";
-  case FT_ACT_CLIP: return "Clip";
-  case FT_ACT_SIGMOID: return "Sigmoid";
-  case FT_ACT_SILU: return "Silu";
-  default: return "";
-  }
 }
 
 /* A bias of CO values: the conv's own (or zeros) plus the constant Add's. */
@@ -219,10 +216,10 @@ static void try_conv(ft_fuse_ctx *c, int conv_i) {
   int last = ch.nodes[ch.n - 1];
   ft_node *n = ft_fuse_rewrite(c, last, "FusedConv", ins, ch.res >= 0 ? 4 : 3, dead, ch.n + 1);
   copy_attrs(n, &g->nodes[conv_i]);
-  if (ch.act) ft_node_set_string(n, "activation", act_name(ch.act));
-  if (ch.act == FT_ACT_CLIP) {
-    ft_node_set_float(n, "clip_min", ch.lo);
-    ft_node_set_float(n, "clip_max", ch.hi);
+  if (ch.act) ft_node_set_string(n, "activation", ft_epilogue_activation_name(ch.act));
+  if (FT_SOP_IS_PARAM(ch.act)) {
+    float params[2] = {ch.lo, ch.hi};
+    ft_node_set_floats(n, "activation_params", params, 2);
   }
   if (ch.res >= 0) ft_node_set_int(n, "residual", ch.res_mode);
   if (!n->name || !*n->name) { free(n->name); n->name = strdup(g->nodes[conv_i].name ? g->nodes[conv_i].name : ""); }

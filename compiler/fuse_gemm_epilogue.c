@@ -6,32 +6,39 @@
  *
  * B of the MatMul must be a float32 constant matrix (packed at compile time, as MatMul's is);
  * bias holds one value per output column and the Add must not broadcast the product to a larger
- * shape. act is Relu, Tanh or ftax.Gelu (the gelu pass runs first). GPT-2's Conv1D layers put a
+ * shape. act is a unary scalar op (templates/common/scalar_ops.h: Relu, Tanh, Mish, LeakyRelu,
+ * Clip with constant bounds ...) or ftax.Gelu (the gelu pass runs first). GPT-2's Conv1D layers put a
  * Reshape between the Gemm and the GELU: the activation is elementwise, so it moves before the
  * Reshape. Every intermediate must be read by the next node of the match only. */
 #include <string.h>
 
 #include "fuse_tf.h"
+#include "scalar_table.h"
 
-/* The activation node reading v alone: its epilogue name, the node in *act; else NULL. */
-static const char *activation(ft_fuse_ctx *c, int v, int *act) {
+/* The activation node reading v alone: a unary scalar op (templates/common/scalar_ops.h) with
+ * its parameters, the node in *act; else NULL. Clip must have lo <= hi: the epilogue's Clip
+ * takes lo where lo > hi, the op hi. */
+static const ft_sop *activation(ft_fuse_ctx *c, int v, int *act, float params[2]) {
   ft_graph *g = c->g;
   int r = tf_sole_reader(c, v);
   *act = r;
-  if (r < 0 || g->vals[g->nodes[r].out[0]].t.dtype != FT_FLOAT) return NULL;
-  if (ft_is_op(g, r, "Relu")) return "Relu";
-  if (ft_is_op(g, r, "Tanh")) return "Tanh";
-  if (tf_is(g, r, "ftax", "Gelu")) {
-    const char *a = ft_attr_str(&g->nodes[r], "approximate", "none");
-    return !strcmp(a, "tanh") ? "GeluTanh" : !strcmp(a, "none") ? "Gelu" : NULL;
-  }
-  return NULL;
+  if (r < 0 || g->vals[g->nodes[r].out[0]].t.dtype != FT_FLOAT || g->nodes[r].in[0] != v) return NULL;
+  const ft_sop *s = ft_sop_of_node(g, &g->nodes[r], params);
+  if (s && s->id == FT_SOP_CLIP && !(params[0] <= params[1])) return NULL;
+  return s;
+}
+
+/* The fused op's activation attributes. */
+static void set_activation(ft_node *f, const ft_sop *s, const float params[2]) {
+  ft_node_set_string(f, "activation", s->name);
+  if (FT_SOP_IS_PARAM(s->id)) ft_node_set_floats(f, "activation_params", params, 2);
 }
 
 static void matmul(ft_fuse_ctx *c, int i) {
   ft_graph *g = c->g;
   const ft_node *n = &g->nodes[i];
   int A = n->in[0], B = n->in[1], cur = n->out[0], bias = -1, nodes[3] = {i}, nn = 1, act;
+  float params[2];
   const ft_value *bv = &g->vals[B];
   if (g->vals[A].t.dtype != FT_FLOAT || bv->t.dtype != FT_FLOAT || bv->t.rank != 2) return;
   int64_t N = bv->t.dims[1];
@@ -52,7 +59,7 @@ static void matmul(ft_fuse_ctx *c, int i) {
       cur = g->nodes[r].out[0];
     }
   }
-  const char *a = bv->t.data ? activation(c, cur, &act) : NULL;
+  const ft_sop *a = bv->t.data ? activation(c, cur, &act, params) : NULL;
   if (a) {
     nodes[nn++] = act;
     cur = g->nodes[act].out[0];
@@ -60,18 +67,19 @@ static void matmul(ft_fuse_ctx *c, int i) {
   if (nn == 1) return;
   int ins[3] = {A, B, bias};
   ft_node *f = tf_rewrite(c, i, "FusedMatMul", ins, bias >= 0 ? 3 : 2, &cur, 1, nodes + 1, nn - 1);
-  if (a) ft_node_set_string(f, "activation", a);
+  if (a) set_activation(f, a, params);
 }
 
 static void gemm(ft_fuse_ctx *c, int i) {
   ft_graph *g = c->g;
   ft_node *n = &g->nodes[i];
   int out = n->out[0], act, reshape = -1;
+  float params[2];
   if (g->vals[out].t.dtype != FT_FLOAT) return;
-  const char *a = activation(c, out, &act);
+  const ft_sop *a = activation(c, out, &act, params);
   if (!a && ft_is_op(g, act, "Reshape")) { /* Gemm -> Reshape -> act: the act moves first */
     reshape = act;
-    a = activation(c, g->nodes[reshape].out[0], &act);
+    a = activation(c, g->nodes[reshape].out[0], &act, params);
   }
   if (!a) return;
   /* the node's attributes go with it: Gemm's own, then the activation */
@@ -85,7 +93,7 @@ static void gemm(ft_fuse_ctx *c, int i) {
   ft_node_set_float(f, "beta", beta);
   ft_node_set_int(f, "transA", ta);
   ft_node_set_int(f, "transB", tb);
-  ft_node_set_string(f, "activation", a);
+  set_activation(f, a, params);
   if (reshape >= 0) { /* the Reshape now yields what the activation did */
     ft_node *rn = &g->nodes[reshape];
     g->vals[rn->out[0]].producer = -1;

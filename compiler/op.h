@@ -91,14 +91,30 @@ enum {
 /* The one input an in-place op may overwrite, or -1 for any. */
 #define FT_OP_INPLACE_INPUT(flags) ((int)(((flags) >> 8) & 0xff) - 1)
 
+/* Fusion patterns, as TVM classifies ops: how output elements depend on input elements. The
+ * fusion passes read them (compiler/fuse_elementwise.c groups elementwise and broadcast ops);
+ * a row names its pattern in its flags: FT_OP_PAT(FT_PAT_ELEMWISE). */
+enum {
+  FT_PAT_OPAQUE = 0,  /* none of the below (a row that names no pattern) */
+  FT_PAT_ELEMWISE,    /* one output element from the same element of one input (Relu, Exp, Cast) */
+  FT_PAT_BROADCAST,   /* the same from several inputs under numpy broadcasting (Add, PRelu, Where) */
+  FT_PAT_INJECTIVE,   /* moves elements (Reshape, Transpose, Slice, Concat) */
+  FT_PAT_REDUCTION,   /* combines elements (ReduceMean, Softmax, pools) */
+  FT_PAT_OUT_FUSABLE, /* a complex op whose output takes an elementwise epilogue (Conv, MatMul) */
+};
+
 typedef struct ft_opdesc {
   const char *op_type;
   const char *domain; /* "" for the default ONNX domain, "ftax" for fused ops */
   int (*infer)(ft_opctx *c);
   int (*plan)(ft_opctx *c, ft_kcall *k);
   const char *templates; /* comma-separated files under templates/c the kernel lives in */
-  unsigned flags;
+  unsigned flags; /* FT_OP_* | FT_OP_PAT(FT_PAT_*) */
 } ft_opdesc;
+
+/* The fusion pattern rides in the flags, above the in-place input, as the rows stay six fields. */
+#define FT_OP_PAT(pat) ((unsigned)(pat) << 16)
+static inline int ft_op_pattern(const ft_opdesc *d) { return d ? (int)((d->flags >> 16) & 0xf) : FT_PAT_OPAQUE; }
 
 #define FT_K(k, fn_)                                                                             \
   do {                                                                                           \

@@ -130,7 +130,7 @@ static int binary_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-#define BIN(name) {name, "", binary_infer, binary_plan, "binary", FT_OP_INPLACE}
+#define BIN(name) {name, "", binary_infer, binary_plan, "binary", FT_OP_INPLACE | FT_OP_PAT(FT_PAT_BROADCAST)}
 const ft_opdesc ft_ops_binary[] = {
     BIN("Add"), BIN("Sub"), BIN("Mul"), BIN("Div"), BIN("Pow"), BIN("Mod"),
     BIN("Equal"), BIN("Less"), BIN("Greater"), BIN("LessOrEqual"), BIN("GreaterOrEqual"),

@@ -270,6 +270,6 @@ static int convt_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 const ft_opdesc ft_ops_conv[] = {
-    {"Conv", "", conv_infer, conv_plan, "conv", 0},
+    {"Conv", "", conv_infer, conv_plan, "conv", FT_OP_PAT(FT_PAT_OUT_FUSABLE)},
     {"ConvTranspose", "", convt_infer, convt_plan, "conv", 0},
     {0}};

@@ -3,8 +3,9 @@
  *
  *   inputs      X, W, B (optional), R (optional: the residual, shaped like the output)
  *   attributes  every Conv attribute, plus
- *     activation  "" (none), "Relu", "Clip", "Sigmoid" or "Silu" (x * sigmoid(x))
- *     clip_min, clip_max  the Clip bounds
+ *     activation  "" (none), "Silu" (x * sigmoid(x)) or a unary scalar op's name
+ *                 (templates/common/scalar_ops.h: "Relu", "Clip", "Sigmoid", "Mish" ...)
+ *     activation_params  its parameters a and b where it takes some (Clip's bounds, LeakyRelu's alpha)
  *     residual    0 none, 1 R is added before the activation, 2 after it
  *
  * Shapes, geometry and kernel choice are Conv's own (compiler/ops/conv.c, through the op
@@ -13,22 +14,15 @@
 
 #include "conv.h"
 #include "op.h"
+#include "scalar_table.h"
 
 static const ft_opdesc *plain_conv(void) { return ft_op_find("", "Conv"); }
 
-static int act_code(ft_opctx *c, int *act) {
-  const char *a = ft_attr_str(c->node, "activation", "");
-  if (!*a) *act = FT_ACT_NONE;
-  else if (!strcmp(a, "Relu")) *act = FT_ACT_RELU;
-  else if (!strcmp(a, "Clip")) *act = FT_ACT_CLIP;
-  else if (!strcmp(a, "Sigmoid")) *act = FT_ACT_SIGMOID;
-  else if (!strcmp(a, "Silu")) *act = FT_ACT_SILU;
-  else return ft_infer_fail(c, FT_EINVALID, "activation '%s' is not one of Relu, Clip, Sigmoid, Silu", a);
-  return 0;
-}
+static int act_code(ft_opctx *c, int64_t *act) { return ft_epilogue_activation(c, "activation", act); }
 
 static int fused_conv_infer(ft_opctx *c) {
-  int act = 0, rc = act_code(c, &act);
+  int64_t act = 0;
+  int rc = act_code(c, &act);
   if (rc) return rc;
   if (c->n_in > 4) return ft_infer_fail(c, FT_EINVALID, "takes at most 4 inputs (X, W, B, R), got %d", c->n_in);
   rc = plain_conv()->infer(c);
@@ -46,14 +40,15 @@ static int fused_conv_infer(ft_opctx *c) {
 }
 
 static int fused_conv_plan(ft_opctx *c, ft_kcall *k) {
-  int act = 0, rc = act_code(c, &act);
+  int64_t act = 0;
+  int rc = act_code(c, &act);
   if (rc) return rc;
   rc = plain_conv()->plan(c, k);
   if (rc) return rc;
   k->p[FT_CV_ACT] = act;
   k->p[FT_CV_RES] = ft_attr_int(c->node, "residual", 0);
-  k->f[2] = ft_attr_float(c->node, "clip_min", 0);
-  k->f[3] = ft_attr_float(c->node, "clip_max", 0);
+  const ft_attr *pa = ft_attr_find(c->node, "activation_params");
+  for (int i = 0; i < 2; i++) k->f[2 + i] = pa && i < pa->n_floats ? pa->floats[i] : 0;
   /* The output may take over R's storage where the kernel reads each residual element before
    * it writes that output element: the packed-weight GEMM paths (the tile is finished in
    * registers) and the depthwise row bands. Unpacked weights go through K blocks written to

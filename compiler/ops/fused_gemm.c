@@ -4,7 +4,9 @@
  *   ftax.FusedMatMul(A, B, Bias?)   MatMul, + Bias (one value per output column), then activation
  *   ftax.FusedGemm(A, B, C?)        Gemm (transA, transB, alpha, beta as Gemm's), then activation
  *
- * activation: "" (none), "Relu", "Tanh", "Gelu" (erf form) or "GeluTanh" (tanh approximation).
+ * activation: "" (none) or a unary scalar op's name (templates/common/scalar_ops.h: "Relu", "Tanh",
+ * "Gelu", "GeluTanh" the tanh approximation, "Mish" ...); activation_params: its parameters a and
+ * b where it takes some (LeakyRelu's alpha, Clip's bounds).
  * Shapes, packing of a constant B and the kernel are MatMul's and Gemm's own (compiler/ops/
  * matmul.c, found through the op table); this adds the bias and the activation to the plan.
  * float32 only: the activations live in the fp32 GEMM core's epilogue (templates/c/gemm.h). */
@@ -12,14 +14,15 @@
 
 #include "gemm.h"
 #include "op.h"
+#include "scalar_table.h"
 
-static int activation(ft_opctx *c, int64_t *act) {
-  const char *a = ft_attr_str(c->node, "activation", "");
-  static const struct { const char *name; int code; } acts[] = {
-      {"", FT_ACT_NONE}, {"Relu", FT_ACT_RELU}, {"Tanh", FT_ACT_TANH}, {"Gelu", FT_ACT_GELU}, {"GeluTanh", FT_ACT_GELU_TANH}};
-  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
-    if (!strcmp(a, acts[i].name)) { *act = acts[i].code; return 0; }
-  return ft_infer_fail(c, FT_EINVALID, "activation '%s' is not one of Relu, Tanh, Gelu, GeluTanh", a);
+/* The activation's code (the scalar op's id) and, with k, its parameters in f[2] and f[3]. */
+static int activation(ft_opctx *c, int64_t *act, ft_kcall *k) {
+  int rc = ft_epilogue_activation(c, "activation", act);
+  if (rc || !k) return rc;
+  const ft_attr *pa = ft_attr_find(c->node, "activation_params");
+  for (int i = 0; pa && i < 2 && i < pa->n_floats; i++) k->f[2 + i] = pa->floats[i];
+  return 0;
 }
 
 /* The base op's infer or plan on the first n_in inputs of this node. */
@@ -41,7 +44,7 @@ static int matmul_infer(ft_opctx *c) {
   if (c->n_in < 2 || c->n_in > 3 || !c->in[0] || !c->in[1]) return ft_infer_fail(c, FT_EINVALID, "needs inputs A, B and optionally Bias");
   if (c->in[0]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "FusedMatMul is float32 only, got %s", ft_dtype_name(c->in[0]->dtype));
   int64_t act;
-  int rc = activation(c, &act);
+  int rc = activation(c, &act, NULL);
   if (rc || (rc = base_infer(c, "MatMul", 2))) return rc;
   const ft_tensor *y = c->out[0], *bias = c->n_in > 2 ? c->in[2] : NULL;
   if (bias) {
@@ -61,18 +64,18 @@ static int matmul_plan(ft_opctx *c, ft_kcall *k) {
     k->p[FT_MM_BIAS_CS] = 1;
     k->f[1] = 1; /* beta */
   }
-  return activation(c, &k->p[FT_MM_ACT]);
+  return activation(c, &k->p[FT_MM_ACT], k);
 }
 
 static int gemm_infer(ft_opctx *c) {
   int64_t act;
-  int rc = activation(c, &act);
+  int rc = activation(c, &act, NULL);
   return rc ? rc : base_infer(c, "Gemm", c->n_in);
 }
 
 static int gemm_plan(ft_opctx *c, ft_kcall *k) {
   int rc = base_plan(c, k, "Gemm", c->n_in);
-  return rc ? rc : activation(c, &k->p[FT_MM_ACT]);
+  return rc ? rc : activation(c, &k->p[FT_MM_ACT], k);
 }
 
 const ft_opdesc ft_ops_fused_gemm[] = {

@@ -198,6 +198,6 @@ static int gemm_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 const ft_opdesc ft_ops_matmul[] = {
-    {"MatMul", "", matmul_infer, matmul_plan, "gemm", 0},
-    {"Gemm", "", gemm_infer, gemm_plan, "gemm", 0},
+    {"MatMul", "", matmul_infer, matmul_plan, "gemm", FT_OP_PAT(FT_PAT_OUT_FUSABLE)},
+    {"Gemm", "", gemm_infer, gemm_plan, "gemm", FT_OP_PAT(FT_PAT_OUT_FUSABLE)},
     {0}};

@@ -135,10 +135,10 @@ static int gpool_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 const ft_opdesc ft_ops_pool[] = {
-    {"MaxPool", "", pool_infer, pool_plan, "pool", 0},
-    {"AveragePool", "", pool_infer, pool_plan, "pool", 0},
-    {"LpPool", "", pool_infer, pool_plan, "pool", 0},
-    {"GlobalAveragePool", "", gpool_infer, gpool_plan, "pool", 0},
-    {"GlobalMaxPool", "", gpool_infer, gpool_plan, "pool", 0},
-    {"GlobalLpPool", "", gpool_infer, gpool_plan, "pool", 0},
+    {"MaxPool", "", pool_infer, pool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
+    {"AveragePool", "", pool_infer, pool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
+    {"LpPool", "", pool_infer, pool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
+    {"GlobalAveragePool", "", gpool_infer, gpool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
+    {"GlobalMaxPool", "", gpool_infer, gpool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
+    {"GlobalLpPool", "", gpool_infer, gpool_plan, "pool", FT_OP_PAT(FT_PAT_REDUCTION)},
     {0}};

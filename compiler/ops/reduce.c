@@ -234,7 +234,7 @@ static int cumsum_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-#define RED(name) {name, "", reduce_infer, reduce_plan, "reduce", 0}
+#define RED(name) {name, "", reduce_infer, reduce_plan, "reduce", FT_OP_PAT(FT_PAT_REDUCTION)}
 const ft_opdesc ft_ops_reduce[] = {
     RED("ReduceSum"), RED("ReduceMean"), RED("ReduceProd"), RED("ReduceMax"), RED("ReduceMin"),
     RED("ReduceL1"), RED("ReduceL2"), RED("ReduceSumSquare"), RED("ReduceLogSum"),

@@ -31,12 +31,12 @@ static const struct act {
   int id, uses;
   double alpha, beta;
 } acts[] = {
-    {"Sigmoid", FT_ACT_SIGMOID, 0, 0, 0},           {"Tanh", FT_ACT_TANH, 0, 0, 0},
-    {"Relu", FT_ACT_RELU, 0, 0, 0},                 {"Affine", FT_ACT_AFFINE, 3, 1, 0},
-    {"LeakyRelu", FT_ACT_LEAKY_RELU, 1, 0.01, 0},   {"ThresholdedRelu", FT_ACT_THRESHOLDED_RELU, 1, 1, 0},
-    {"ScaledTanh", FT_ACT_SCALED_TANH, 3, 1, 1},    {"HardSigmoid", FT_ACT_HARD_SIGMOID, 3, 0.2, 0.5},
-    {"Elu", FT_ACT_ELU, 1, 1, 0},                   {"Softsign", FT_ACT_SOFTSIGN, 0, 0, 0},
-    {"Softplus", FT_ACT_SOFTPLUS, 0, 0, 0},
+    {"Sigmoid", FT_RNN_ACT_SIGMOID, 0, 0, 0},           {"Tanh", FT_RNN_ACT_TANH, 0, 0, 0},
+    {"Relu", FT_RNN_ACT_RELU, 0, 0, 0},                 {"Affine", FT_RNN_ACT_AFFINE, 3, 1, 0},
+    {"LeakyRelu", FT_RNN_ACT_LEAKY_RELU, 1, 0.01, 0},   {"ThresholdedRelu", FT_RNN_ACT_THRESHOLDED_RELU, 1, 1, 0},
+    {"ScaledTanh", FT_RNN_ACT_SCALED_TANH, 3, 1, 1},    {"HardSigmoid", FT_RNN_ACT_HARD_SIGMOID, 3, 0.2, 0.5},
+    {"Elu", FT_RNN_ACT_ELU, 1, 1, 0},                   {"Softsign", FT_RNN_ACT_SOFTSIGN, 0, 0, 0},
+    {"Softplus", FT_RNN_ACT_SOFTPLUS, 0, 0, 0},
 };
 
 static const struct act *find_act(const char *name) {

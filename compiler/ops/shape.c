@@ -385,7 +385,7 @@ static int dropout_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-#define VIEW(name, infer) {name, "", infer, NULL, "", FT_OP_ALIAS}
+#define VIEW(name, infer) {name, "", infer, NULL, "", FT_OP_ALIAS | FT_OP_PAT(FT_PAT_INJECTIVE)}
 const ft_opdesc ft_ops_shape[] = {
     {"Shape", "", shape_infer, NULL, "", FT_OP_NOEVAL},
     {"Size", "", size_infer, NULL, "", FT_OP_NOEVAL},
@@ -396,6 +396,6 @@ const ft_opdesc ft_ops_shape[] = {
     VIEW("Flatten", flatten_infer),
     VIEW("Squeeze", squeeze_infer),
     VIEW("Unsqueeze", unsqueeze_infer),
-    VIEW("Identity", identity_infer),
+    {"Identity", "", identity_infer, NULL, "", FT_OP_ALIAS | FT_OP_PAT(FT_PAT_ELEMWISE)},
     {"Dropout", "", dropout_infer, dropout_plan, "movement", FT_OP_INPLACE},
     {0}};

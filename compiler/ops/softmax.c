@@ -75,5 +75,5 @@ static int softmax_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-#define SM(name) {name, "", softmax_infer, softmax_plan, "softmax", FT_OP_INPLACE}
+#define SM(name) {name, "", softmax_infer, softmax_plan, "softmax", FT_OP_INPLACE | FT_OP_PAT(FT_PAT_REDUCTION)}
 const ft_opdesc ft_ops_softmax[] = {SM("Softmax"), SM("LogSoftmax"), SM("Hardmax"), {0}};

@@ -72,5 +72,5 @@ static int variadic_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
-#define VAR(name) {name, "", variadic_infer, variadic_plan, "variadic", 0}
+#define VAR(name) {name, "", variadic_infer, variadic_plan, "variadic", FT_OP_PAT(FT_PAT_BROADCAST)}
 const ft_opdesc ft_ops_variadic[] = {VAR("Sum"), VAR("Mean"), VAR("Max"), VAR("Min"), {0}};

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "fastmath.h"
+#include "scalar_ops.h"
 #include "tensor.h"
 
 #define FT_EW_CHUNK 256
@@ -33,63 +34,36 @@
 #define FT_EW_IMM ((int64_t)1 << 32)
 #define FT_EW_PAR_WORK (1 << 18) /* elements x instructions worth waking threads for */
 
-/* Opcodes. Unary ops read a; the _IMM ones also take immediates b and c; binary ops a and b. */
+/* Opcodes: the scalar ops' ids (templates/common/scalar_ops.h), FT_EW_<ID>. Unary ops read a;
+ * parameter ops also take immediates b and c (the op's a and b); binary ops a and b. */
+#define FT_EW_ENUM_(ID, ...) FT_EW_##ID = FT_SOP_##ID,
 enum {
-  FT_EW_NOP = 0,
-  /* unary */
-  FT_EW_COPY, FT_EW_NEG, FT_EW_ABS, FT_EW_RELU, FT_EW_SIGMOID, FT_EW_TANH, FT_EW_EXP, FT_EW_LOG,
-  FT_EW_SQRT, FT_EW_RECIP, FT_EW_ERF, FT_EW_FLOOR, FT_EW_CEIL, FT_EW_ROUND, FT_EW_SOFTPLUS,
-  FT_EW_GELU, FT_EW_GELU_TANH, FT_EW_HARDSWISH, FT_EW_SIN, FT_EW_COS, FT_EW_SIGN, FT_EW_SOFTSIGN,
-  FT_EW_MISH,
-  /* unary with immediates b, c */
-  FT_EW_CLIP = 40, FT_EW_LEAKY, FT_EW_ELU, FT_EW_HARDSIGMOID, FT_EW_SWISH, FT_EW_THRELU,
-  FT_EW_CELU, FT_EW_SELU, FT_EW_SHRINK,
-  /* binary */
-  FT_EW_ADD = 80, FT_EW_SUB, FT_EW_MUL, FT_EW_DIV, FT_EW_MAX, FT_EW_MIN, FT_EW_POW, FT_EW_PRELU,
-  FT_EW_LAST
+  FT_EW_NOP = FT_SOP_NONE,
+  FT_SCALAR_UNARY_OPS(FT_EW_ENUM_)
+  FT_SCALAR_PARAM_OPS(FT_EW_ENUM_)
+  FT_SCALAR_BINARY_OPS(FT_EW_ENUM_)
+  FT_EW_LAST = FT_SOP_LAST
 };
+#undef FT_EW_ENUM_
 
-static inline int ft_ew_is_unary(int64_t op) { return op > FT_EW_NOP && op < FT_EW_CLIP; }
-static inline int ft_ew_is_unary_imm(int64_t op) { return op >= FT_EW_CLIP && op < FT_EW_ADD; }
-static inline int ft_ew_is_binary(int64_t op) { return op >= FT_EW_ADD && op < FT_EW_LAST; }
-
-static inline float ft_ew_clamp01(float v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
+static inline int ft_ew_is_unary(int64_t op) { return FT_SOP_IS_UNARY(op); }
+static inline int ft_ew_is_unary_imm(int64_t op) { return FT_SOP_IS_PARAM(op); }
+static inline int ft_ew_is_binary(int64_t op) { return FT_SOP_IS_BINARY(op); }
 
 /* A register during one chunk: a pointer to n floats, or one value. */
 typedef struct ft_ew_reg { const float *v; float s; int scalar; } ft_ew_reg;
 
-/* The expressions are those of unary.h and binary.h, so fusing changes no result. */
-#define FT_EW_UNARY_CASES(X)                                                                   \
-  X(FT_EW_COPY, x) X(FT_EW_NEG, -x) X(FT_EW_ABS, fabsf(x)) X(FT_EW_RELU, x < 0 ? 0.0f : x)       \
-  X(FT_EW_SIGMOID, 1 / (1 + ft_expf(-x))) X(FT_EW_TANH, ft_tanhf(x)) X(FT_EW_EXP, ft_expf(x))   \
-  X(FT_EW_LOG, ft_logf(x)) X(FT_EW_SQRT, sqrtf(x)) X(FT_EW_RECIP, 1 / x) X(FT_EW_ERF, ft_erff(x)) \
-  X(FT_EW_FLOOR, floorf(x)) X(FT_EW_CEIL, ceilf(x)) X(FT_EW_ROUND, rintf(x))                    \
-  X(FT_EW_SOFTPLUS, ft_softplusf(x))                                                           \
-  X(FT_EW_GELU, 0.5f * x * (1 + ft_erff(x * 0.70710678118654752440f)))                          \
-  X(FT_EW_GELU_TANH, 0.5f * x * (1 + ft_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)))) \
-  X(FT_EW_HARDSWISH, x * ft_ew_clamp01(x / 6 + 0.5f)) X(FT_EW_SIN, sinf(x)) X(FT_EW_COS, cosf(x)) \
-  X(FT_EW_SIGN, x > 0 ? 1.0f : (x < 0 ? -1.0f : x)) X(FT_EW_SOFTSIGN, x / (1 + fabsf(x)))        \
-  X(FT_EW_MISH, x * ft_tanhf(ft_softplusf(x)))
-/* b and c are the immediates (alpha, beta; Clip's bounds) */
-#define FT_EW_UNARY_IMM_CASES(X)                                                               \
-  X(FT_EW_CLIP, (x < b ? b : x) > c ? c : (x < b ? b : x)) X(FT_EW_LEAKY, x < 0 ? b * x : x)     \
-  X(FT_EW_ELU, x < 0 ? b * (ft_expf(x) - 1) : x) X(FT_EW_HARDSIGMOID, ft_ew_clamp01(b * x + c))  \
-  X(FT_EW_SWISH, x / (1 + ft_expf(-b * x))) X(FT_EW_THRELU, x > b ? x : 0.0f)                   \
-  X(FT_EW_CELU, x < 0 ? b * (ft_expf(x / b) - 1) : x)                                           \
-  X(FT_EW_SELU, x <= 0 ? c * (b * ft_expf(x) - b) : c * x)                                      \
-  X(FT_EW_SHRINK, x < -b ? x + c : (x > b ? x - c : 0.0f))
-#define FT_EW_BINARY_CASES(X)                                                                  \
-  X(FT_EW_ADD, x + z) X(FT_EW_SUB, x - z) X(FT_EW_MUL, x * z) X(FT_EW_DIV, x / z)               \
-  X(FT_EW_MAX, (x > z || x != x) ? x : z) X(FT_EW_MIN, (x < z || x != x) ? x : z)               \
-  X(FT_EW_POW, z == 2.0f ? x * x : (z == 3.0f ? x * x * x : (z == 0.5f ? sqrtf(x) : powf(x, z)))) \
-  X(FT_EW_PRELU, x < 0 ? z * x : x)
-
-/* One instruction over a chunk of n elements; d points at the destination's storage. */
-static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float b, float c, float *d, int n,
+/* One instruction over a chunk of n elements; d points at the destination's storage. pa, pb: a
+ * parameter op's a and b. The expressions are the scalar-op rows' with the float32 math of the
+ * op's own kernel (unary.h), so fusing changes no result. */
+static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float pa, float pb, float *d, int n,
                        ft_ew_reg *D) {
+  typedef float T;
+  const float a = pa, b = pb;
   D->v = d;
   D->scalar = 0;
-  (void)b; (void)c;
+  (void)a; (void)b;
+#define FT_MATH ft_f32
   switch (op) {
 #define UN(OP, EXPR)                                                                           \
   case OP:                                                                                     \
@@ -99,8 +73,12 @@ static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float b, float c, f
       _Pragma("GCC ivdep") for (int j = 0; j < n; j++) { float x = a_[j]; d[j] = (EXPR); }     \
     }                                                                                          \
     break;
-    FT_EW_UNARY_CASES(UN)
-    FT_EW_UNARY_IMM_CASES(UN)
+#define UN_ROW(ID, fn, name, kernels, EXPR) UN(FT_EW_##ID, EXPR)
+#define UN_PARAM_ROW(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) UN(FT_EW_##ID, EXPR)
+    FT_SCALAR_UNARY_OPS(UN_ROW)
+    FT_SCALAR_PARAM_OPS(UN_PARAM_ROW)
+#undef UN_ROW
+#undef UN_PARAM_ROW
 #undef UN
 #define BIN(OP, EXPR)                                                                          \
   case OP:                                                                                     \
@@ -116,10 +94,13 @@ static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float b, float c, f
       _Pragma("GCC ivdep") for (int j = 0; j < n; j++) { float x = a_[j], z = b_[j]; d[j] = (EXPR); } \
     }                                                                                          \
     break;
-    FT_EW_BINARY_CASES(BIN)
+#define BIN_ROW(ID, fn, name, EXPR) BIN(FT_EW_##ID, EXPR)
+    FT_SCALAR_BINARY_OPS(BIN_ROW)
+#undef BIN_ROW
 #undef BIN
   default: break;
   }
+#undef FT_MATH
 }
 
 static inline ft_ew_reg ft_ew_operand(int64_t x, const ft_ew_reg *regs) {

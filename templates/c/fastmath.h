@@ -126,4 +126,25 @@ static inline double ft_softplus(double x) {
   return x != x ? x : y;
 }
 
+/* max(0, min(1, v)) with selects (fmaxf keeps the loop scalar); NaN stays NaN */
+static inline float ft_unit_clamp_f32(float v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
+static inline double ft_unit_clamp_f64(double v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
+
+/* The math of templates/common/scalar_ops.h's rows: FT_MATH ft_f32 is float32 with the functions
+ * above, FT_MATH ft_f64 is float64 with libm's. */
+#define ft_f32_exp ft_expf
+#define ft_f32_log ft_logf
+#define ft_f32_tanh ft_tanhf
+#define ft_f32_erf ft_erff
+#define ft_f32_softplus ft_softplusf
+#define ft_f32_clamp01 ft_unit_clamp_f32
+#define ft_f32_libm(fn) fn##f
+#define ft_f64_exp exp
+#define ft_f64_log log
+#define ft_f64_tanh tanh
+#define ft_f64_erf erf
+#define ft_f64_softplus ft_softplus
+#define ft_f64_clamp01 ft_unit_clamp_f64
+#define ft_f64_libm(fn) fn
+
 #endif

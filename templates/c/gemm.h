@@ -34,6 +34,7 @@
 
 #include "fastmath.h"
 #include "gemm_params.h"
+#include "scalar_ops.h"
 #include "tensor.h"
 
 #ifndef FT_GEMM_MR
@@ -54,19 +55,23 @@
 typedef float ft_v16f __attribute__((vector_size(64)));
 typedef float ft_v16u __attribute__((vector_size(64), aligned(4), may_alias)); /* unaligned */
 
-enum { FT_ACT_NONE = 0, FT_ACT_RELU = 1, FT_ACT_CLIP = 2, FT_ACT_TANH = 3, FT_ACT_GELU = 4, FT_ACT_GELU_TANH = 5 };
-enum { FT_ACT_SIGMOID = 16, FT_ACT_SILU = 17 }; /* x * sigmoid(x); conv epilogues */
-
-/* GELU of one element, erf form and tanh approximation: the formulas of unary.h's Gelu kernels,
- * so a GELU fused into a GEMM computes what the separate op would. */
-static inline float ft_gelu_erf1(float x) { return 0.5f * x * (1 + ft_erff(x * 0.70710678118654752440f)); }
-static inline float ft_gelu_tanh1(float x) {
-  return 0.5f * x * (1 + ft_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+/* Epilogue activations: a unary or parameter scalar op's id (templates/common/scalar_ops.h),
+ * with its parameters in the epilogue's lo and hi; or SiLU, x * sigmoid(x), which the conv pass
+ * matches as Sigmoid and Mul and which is no scalar op of its own. Relu, Clip, Sigmoid and SiLU
+ * have vector code below; the others run their scalar-op expression per element. */
+enum {
+  FT_ACT_NONE = FT_SOP_NONE, FT_ACT_RELU = FT_SOP_RELU, FT_ACT_CLIP = FT_SOP_CLIP, FT_ACT_TANH = FT_SOP_TANH,
+  FT_ACT_GELU = FT_SOP_GELU, FT_ACT_GELU_TANH = FT_SOP_GELU_TANH, FT_ACT_SIGMOID = FT_SOP_SIGMOID,
+  FT_ACT_SILU = 127
+};
+/* The activations the epilogue computes. */
+static inline int ft_act_known(int64_t act) {
+  return act == FT_ACT_NONE || act == FT_ACT_SILU || FT_SOP_IS_UNARY(act) || FT_SOP_IS_PARAM(act);
 }
 
 /* What happens to a finished tile: C = alpha * acc + beta * bias[m * bias_rs + n * bias_cs]
- * (no bias term when bias is NULL), then an activation: relu, clip to [lo, hi], tanh, GELU,
- * sigmoid or SiLU. It runs on each row of the tile right after the last K block, while the row
+ * (no bias term when bias is NULL), then an activation (act, with parameters lo and hi: Clip's
+ * bounds, LeakyRelu's alpha ...). It runs on each row of the tile right after the last K block, while the row
  * is in L1: a fused activation costs no extra pass over C. With res set, a residual laid out
  * exactly like C (res + i is added to c + i) is added before the activation, or after it when
  * res_after is set (ResNet's Conv -> Add -> Relu, and Conv -> Relu -> Add). */
@@ -332,16 +337,30 @@ static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *
 
 /* ---- tile epilogue ------------------------------------------------------------------------ */
 
-/* The transcendental activations over one row of a tile. Not inlined: one vectorized loop over a
- * run-time count rather than a copy of each unrolled into every instance of the tile store (an
- * inlined tanh GELU measured slower). */
-static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act) {
-  if (act == FT_ACT_TANH)
-    for (int j = 0; j < n; j++) c[j] = ft_tanhf(c[j]);
-  else if (act == FT_ACT_GELU)
-    for (int j = 0; j < n; j++) c[j] = ft_gelu_erf1(c[j]);
-  else if (act == FT_ACT_GELU_TANH)
-    for (int j = 0; j < n; j++) c[j] = ft_gelu_tanh1(c[j]);
+/* The activations without vector code, over one row of a tile: each scalar op's expression
+ * with the float32 math of its own kernel (unary.h), so a fused activation computes what the op
+ * would. Not inlined: one vectorized loop over a run-time count rather than a copy of each
+ * unrolled into every instance of the tile store (an inlined tanh GELU measured slower). */
+static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, int act, float lo, float hi) {
+  typedef float T;
+  const float a = lo, b = hi;
+  (void)a; (void)b;
+#define FT_MATH ft_f32
+#define FT_GEMM_ACT_(ID, EXPR)                                                                   \
+  case FT_SOP_##ID:                                                                              \
+    for (int j = 0; j < n; j++) { float x = c[j]; c[j] = (EXPR); }                               \
+    break;
+#define FT_GEMM_ACT_ROW_(ID, fn, name, kernels, EXPR) FT_GEMM_ACT_(ID, EXPR)
+#define FT_GEMM_ACT_PARAM_ROW_(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) FT_GEMM_ACT_(ID, EXPR)
+  switch (act) {
+    FT_SCALAR_UNARY_OPS(FT_GEMM_ACT_ROW_)
+    FT_SCALAR_PARAM_OPS(FT_GEMM_ACT_PARAM_ROW_)
+  default: break;
+  }
+#undef FT_GEMM_ACT_
+#undef FT_GEMM_ACT_ROW_
+#undef FT_GEMM_ACT_PARAM_ROW_
+#undef FT_MATH
 }
 
 /* The activation on n values. */
@@ -366,8 +385,8 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
       for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
 #endif
   }
-  else if (e->act >= FT_ACT_TANH && e->act <= FT_ACT_GELU_TANH)
-    ft_gemm_act_row(c, (int)n, e->act);
+  else if (e->act)
+    ft_gemm_act_row(c, (int)n, e->act, e->lo, e->hi);
 }
 
 /* The end of the epilogue on n finished outputs in place: residual (before), activation,

@@ -25,24 +25,27 @@
 
 #include "tensor.h"
 
+/* The recurrent ops' gate activations (ONNX's activations attribute). Not the scalar ops of
+ * templates/common/scalar_ops.h: these compute with libm's float functions (not fastmath.h's),
+ * take ONNX's RNN-only Affine and ScaledTanh, and their ids are the plan's p values. */
 enum {
-  FT_ACT_SIGMOID, FT_ACT_TANH, FT_ACT_RELU, FT_ACT_AFFINE, FT_ACT_LEAKY_RELU, FT_ACT_THRESHOLDED_RELU,
-  FT_ACT_SCALED_TANH, FT_ACT_HARD_SIGMOID, FT_ACT_ELU, FT_ACT_SOFTSIGN, FT_ACT_SOFTPLUS
+  FT_RNN_ACT_SIGMOID, FT_RNN_ACT_TANH, FT_RNN_ACT_RELU, FT_RNN_ACT_AFFINE, FT_RNN_ACT_LEAKY_RELU, FT_RNN_ACT_THRESHOLDED_RELU,
+  FT_RNN_ACT_SCALED_TANH, FT_RNN_ACT_HARD_SIGMOID, FT_RNN_ACT_ELU, FT_RNN_ACT_SOFTSIGN, FT_RNN_ACT_SOFTPLUS
 };
 
 static inline float ft_rnn_act(int id, float x, const double *ab) {
   float a = (float)ab[0], b = (float)ab[1];
   switch (id) {
-  case FT_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-  case FT_ACT_TANH: return tanhf(x);
-  case FT_ACT_RELU: return x > 0 ? x : 0;
-  case FT_ACT_AFFINE: return a * x + b;
-  case FT_ACT_LEAKY_RELU: return x >= 0 ? x : a * x;
-  case FT_ACT_THRESHOLDED_RELU: return x > a ? x : 0;
-  case FT_ACT_SCALED_TANH: return a * tanhf(b * x);
-  case FT_ACT_HARD_SIGMOID: { float v = a * x + b; return v < 0 ? 0 : v > 1 ? 1 : v; }
-  case FT_ACT_ELU: return x >= 0 ? x : a * (expf(x) - 1);
-  case FT_ACT_SOFTSIGN: return x / (1 + fabsf(x));
+  case FT_RNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case FT_RNN_ACT_TANH: return tanhf(x);
+  case FT_RNN_ACT_RELU: return x > 0 ? x : 0;
+  case FT_RNN_ACT_AFFINE: return a * x + b;
+  case FT_RNN_ACT_LEAKY_RELU: return x >= 0 ? x : a * x;
+  case FT_RNN_ACT_THRESHOLDED_RELU: return x > a ? x : 0;
+  case FT_RNN_ACT_SCALED_TANH: return a * tanhf(b * x);
+  case FT_RNN_ACT_HARD_SIGMOID: { float v = a * x + b; return v < 0 ? 0 : v > 1 ? 1 : v; }
+  case FT_RNN_ACT_ELU: return x >= 0 ? x : a * (expf(x) - 1);
+  case FT_RNN_ACT_SOFTSIGN: return x / (1 + fabsf(x));
   default: return log1pf(expf(x)); /* Softplus */
   }
 }

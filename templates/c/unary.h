@@ -10,21 +10,25 @@
 #include <stdint.h>
 
 #include "fastmath.h"
+#include "scalar_ops.h"
 #include "tensor.h"
 
-/* One kernel: EXPR computes y from x (type T); a and b are f[0] and f[1] when USES_F. */
-#define FT_UNARY_KERNEL(NAME, T, TO, EXPR)                                                       \
+/* One kernel: EXPR computes y from x (type T); a and b are f[0] and f[1] when USES_F. The
+ * element type is TY, also named T inside (the scalar-op rows write their constants as (T)k). */
+#define FT_UNARY_KERNEL(NAME, TY, TO, EXPR)                                                      \
   static void NAME(const int64_t *p, const double *f, const void *const *in, void *const *out,  \
                    void *scratch) {                                                              \
+    typedef TY T;                                                                                \
     (void)f; (void)scratch;                                                                      \
     const T *X = (const T *)in[0];                                                               \
     TO *Y = (TO *)out[0];                                                                        \
     const int64_t n = p[0];                                                                      \
     for (int64_t i = 0; i < n; i++) { T x = X[i]; Y[i] = (TO)(EXPR); }                           \
   }
-#define FT_UNARY_KERNEL_F(NAME, T, TO, EXPR)                                                     \
+#define FT_UNARY_KERNEL_F(NAME, TY, TO, EXPR)                                                    \
   static void NAME(const int64_t *p, const double *f, const void *const *in, void *const *out,  \
                    void *scratch) {                                                              \
+    typedef TY T;                                                                                \
     (void)scratch;                                                                               \
     const T *X = (const T *)in[0];                                                               \
     TO *Y = (TO *)out[0];                                                                        \
@@ -34,58 +38,32 @@
     for (int64_t i = 0; i < n; i++) { T x = X[i]; Y[i] = (TO)(EXPR); }                           \
   }
 
-/* Floating-point ops, once per float type with that type's math functions:
- * (suffix, T, exp, log, tanh, erf, softplus, and the libm name suffix). */
-#define FT_UNARY_FLOAT_OPS(sfx, T, EXP, TANH, ERF, SOFTPLUS, M)                                  \
-  FT_UNARY_KERNEL(ft_relu_##sfx, T, T, x < 0 ? (T)0 : x)                                         \
-  FT_UNARY_KERNEL_F(ft_leaky_relu_##sfx, T, T, x < 0 ? a * x : x)                                \
-  FT_UNARY_KERNEL_F(ft_elu_##sfx, T, T, x < 0 ? a * (EXP(x) - 1) : x)                            \
-  FT_UNARY_KERNEL_F(ft_selu_##sfx, T, T, x <= 0 ? b * (a * EXP(x) - a) : b * x)                  \
-  FT_UNARY_KERNEL_F(ft_celu_##sfx, T, T, x < 0 ? a * (EXP(x / a) - 1) : x)                       \
-  FT_UNARY_KERNEL_F(ft_thresholded_relu_##sfx, T, T, x > a ? x : (T)0)                           \
-  FT_UNARY_KERNEL(ft_sigmoid_##sfx, T, T, 1 / (1 + EXP(-x)))                                     \
-  FT_UNARY_KERNEL_F(ft_hard_sigmoid_##sfx, T, T, ft_unit_clamp_##sfx(a * x + b))                   \
-  FT_UNARY_KERNEL(ft_hard_swish_##sfx, T, T, x * ft_unit_clamp_##sfx(x / 6 + (T)0.5))              \
-  FT_UNARY_KERNEL(ft_softplus_##sfx, T, T, SOFTPLUS(x))                                          \
-  FT_UNARY_KERNEL(ft_softsign_##sfx, T, T, x / (1 + fabs##M(x)))                                 \
-  FT_UNARY_KERNEL(ft_mish_##sfx, T, T, x * TANH(SOFTPLUS(x)))                                    \
-  FT_UNARY_KERNEL(ft_gelu_##sfx, T, T, (T)0.5 * x * (1 + ERF(x * (T)0.70710678118654752440)))   \
-  FT_UNARY_KERNEL(ft_gelu_tanh_##sfx, T, T,                                                      \
-                  (T)0.5 * x * (1 + TANH((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x)))) \
-  FT_UNARY_KERNEL_F(ft_swish_##sfx, T, T, x / (1 + EXP(-a * x)))                                 \
-  FT_UNARY_KERNEL_F(ft_shrink_##sfx, T, T, x < -a ? x + b : (x > a ? x - b : (T)0))              \
-  FT_UNARY_KERNEL(ft_tanh_##sfx, T, T, TANH(x))                                                  \
-  FT_UNARY_KERNEL(ft_erf_##sfx, T, T, ERF(x))                                                    \
-  FT_UNARY_KERNEL(ft_exp_##sfx, T, T, EXP(x))                                                    \
-  FT_UNARY_KERNEL(ft_sqrt_##sfx, T, T, sqrt##M(x))                                               \
-  FT_UNARY_KERNEL(ft_reciprocal_##sfx, T, T, 1 / x)                                              \
-  FT_UNARY_KERNEL(ft_floor_##sfx, T, T, floor##M(x))                                             \
-  FT_UNARY_KERNEL(ft_ceil_##sfx, T, T, ceil##M(x))                                               \
-  FT_UNARY_KERNEL(ft_round_##sfx, T, T, rint##M(x)) /* halves to even, the default mode */       \
-  FT_UNARY_KERNEL(ft_sin_##sfx, T, T, sin##M(x))                                                 \
-  FT_UNARY_KERNEL(ft_cos_##sfx, T, T, cos##M(x))                                                 \
-  FT_UNARY_KERNEL(ft_tan_##sfx, T, T, tan##M(x))                                                 \
-  FT_UNARY_KERNEL(ft_asin_##sfx, T, T, asin##M(x))                                               \
-  FT_UNARY_KERNEL(ft_acos_##sfx, T, T, acos##M(x))                                               \
-  FT_UNARY_KERNEL(ft_atan_##sfx, T, T, atan##M(x))                                               \
-  FT_UNARY_KERNEL(ft_sinh_##sfx, T, T, sinh##M(x))                                               \
-  FT_UNARY_KERNEL(ft_cosh_##sfx, T, T, cosh##M(x))                                               \
-  FT_UNARY_KERNEL(ft_asinh_##sfx, T, T, asinh##M(x))                                             \
-  FT_UNARY_KERNEL(ft_acosh_##sfx, T, T, acosh##M(x))                                             \
-  FT_UNARY_KERNEL(ft_atanh_##sfx, T, T, atanh##M(x))                                             \
-  FT_UNARY_KERNEL(ft_isnan_##sfx, T, uint8_t, x != x)                                            \
-  FT_UNARY_KERNEL(ft_neg_##sfx, T, T, -x)                                                        \
-  FT_UNARY_KERNEL(ft_abs_##sfx, T, T, fabs##M(x))                                                \
-  FT_UNARY_KERNEL(ft_sign_##sfx, T, T, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x))
-
-/* max(0, min(1, v)) with selects (fmaxf keeps the loop scalar); NaN stays NaN */
-static inline float ft_unit_clamp_f32(float v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
-static inline double ft_unit_clamp_f64(double v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
-FT_UNARY_FLOAT_OPS(f32, float, ft_expf, ft_tanhf, ft_erff, ft_softplusf, f)
-FT_UNARY_FLOAT_OPS(f64, double, exp, tanh, erf, ft_softplus, )
-/* Log is separate: float32 gets the fast one. */
-FT_UNARY_KERNEL(ft_log_f32, float, float, ft_logf(x))
-FT_UNARY_KERNEL(ft_log_f64, double, double, log(x))
+/* The floating-point ops: one kernel per type for each row of templates/common/scalar_ops.h
+ * that has kernels, computed with that type's math (FT_MATH, fastmath.h). */
+#define FT_UNARY_ROW_(ID, fn, name, kernels, EXPR)                                               \
+  FT_SOP_IF_C_##kernels(FT_UNARY_KERNEL(FT_SOP_CAT(ft_##fn##_, FT_MATH_SFX), FT_MATH_T, FT_MATH_T, EXPR))
+#define FT_UNARY_PARAM_ROW_(ID, fn, name, kernels, A, DA, B, DB, EXPR)                           \
+  FT_SOP_IF_C_##kernels(FT_UNARY_KERNEL_F(FT_SOP_CAT(ft_##fn##_, FT_MATH_SFX), FT_MATH_T, FT_MATH_T, EXPR))
+#define FT_MATH ft_f32
+#define FT_MATH_T float
+#define FT_MATH_SFX f32
+FT_SCALAR_UNARY_OPS(FT_UNARY_ROW_)
+FT_SCALAR_PARAM_OPS(FT_UNARY_PARAM_ROW_)
+#undef FT_MATH
+#undef FT_MATH_T
+#undef FT_MATH_SFX
+#define FT_MATH ft_f64
+#define FT_MATH_T double
+#define FT_MATH_SFX f64
+FT_SCALAR_UNARY_OPS(FT_UNARY_ROW_)
+FT_SCALAR_PARAM_OPS(FT_UNARY_PARAM_ROW_)
+#undef FT_MATH
+#undef FT_MATH_T
+#undef FT_MATH_SFX
+#undef FT_UNARY_ROW_
+#undef FT_UNARY_PARAM_ROW_
+FT_UNARY_KERNEL(ft_isnan_f32, float, uint8_t, x != x)
+FT_UNARY_KERNEL(ft_isnan_f64, double, uint8_t, x != x)
 
 /* IsInf: p[1] detects -inf, p[2] detects +inf. */
 #define FT_ISINF(sfx, T)                                                                         \

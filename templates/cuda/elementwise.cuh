@@ -13,61 +13,28 @@
 
 #define FTC_UOP(NAME, EXPR)                                                                      \
   struct NAME {                                                                                  \
-    template <class C> __device__ __forceinline__ C operator()(C x, C a, C b) const {           \
+    template <class T> __device__ __forceinline__ T operator()(T x, T a, T b) const {           \
       (void)a; (void)b;                                                                          \
       return (EXPR);                                                                             \
     }                                                                                            \
   };
-template <class C> __device__ __forceinline__ C ftc_unit_clamp(C v) { v = v > (C)1 ? (C)1 : v; return v < (C)0 ? (C)0 : v; }
-template <class C> __device__ __forceinline__ C ftc_softplus(C x) {
-  C y = (x > (C)0 ? x : (C)0) + log1p(exp(-fabs(x)));
-  return x != x ? x : y;
-}
-FTC_UOP(ftc_u_relu, x < (C)0 ? (C)0 : x)
-FTC_UOP(ftc_u_leaky_relu, x < (C)0 ? a * x : x)
-FTC_UOP(ftc_u_elu, x < (C)0 ? a * (exp(x) - (C)1) : x)
-FTC_UOP(ftc_u_selu, x <= (C)0 ? b * (a * exp(x) - a) : b * x)
-FTC_UOP(ftc_u_celu, x < (C)0 ? a * (exp(x / a) - (C)1) : x)
-FTC_UOP(ftc_u_thresholded_relu, x > a ? x : (C)0)
-FTC_UOP(ftc_u_sigmoid, (C)1 / ((C)1 + exp(-x)))
-FTC_UOP(ftc_u_hard_sigmoid, ftc_unit_clamp(a * x + b))
-FTC_UOP(ftc_u_hard_swish, x * ftc_unit_clamp(x / (C)6 + (C)0.5))
-FTC_UOP(ftc_u_softplus, ftc_softplus(x))
-FTC_UOP(ftc_u_softsign, x / ((C)1 + fabs(x)))
-FTC_UOP(ftc_u_mish, x * tanh(ftc_softplus(x)))
-FTC_UOP(ftc_u_gelu, (C)0.5 * x * ((C)1 + erf(x * (C)0.70710678118654752440)))
-FTC_UOP(ftc_u_gelu_tanh, (C)0.5 * x * ((C)1 + tanh((C)0.79788456080286535588 * (x + (C)0.044715 * x * x * x))))
-FTC_UOP(ftc_u_swish, x / ((C)1 + exp(-a * x)))
-FTC_UOP(ftc_u_shrink, x < -a ? x + b : (x > a ? x - b : (C)0))
-FTC_UOP(ftc_u_tanh, tanh(x))
-FTC_UOP(ftc_u_erf, erf(x))
-FTC_UOP(ftc_u_exp, exp(x))
-FTC_UOP(ftc_u_log, log(x))
-FTC_UOP(ftc_u_sqrt, sqrt(x))
-FTC_UOP(ftc_u_reciprocal, (C)1 / x)
-FTC_UOP(ftc_u_floor, floor(x))
-FTC_UOP(ftc_u_ceil, ceil(x))
-FTC_UOP(ftc_u_round, rint(x))
-FTC_UOP(ftc_u_sin, sin(x))
-FTC_UOP(ftc_u_cos, cos(x))
-FTC_UOP(ftc_u_tan, tan(x))
-FTC_UOP(ftc_u_asin, asin(x))
-FTC_UOP(ftc_u_acos, acos(x))
-FTC_UOP(ftc_u_atan, atan(x))
-FTC_UOP(ftc_u_sinh, sinh(x))
-FTC_UOP(ftc_u_cosh, cosh(x))
-FTC_UOP(ftc_u_asinh, asinh(x))
-FTC_UOP(ftc_u_acosh, acosh(x))
-FTC_UOP(ftc_u_atanh, atanh(x))
-FTC_UOP(ftc_u_isnan, (C)(x != x))
-FTC_UOP(ftc_u_neg, (C)0 - x)
-FTC_UOP(ftc_u_abs_f, fabs(x))
-FTC_UOP(ftc_u_sign, x > (C)0 ? (C)1 : (x < (C)0 ? (C)-1 : x))
-FTC_UOP(ftc_u_abs_i, x < (C)0 ? (C)0 - x : x)
+/* the scalar ops with a standalone kernel (templates/common/scalar_ops.h), computed in C */
+#define FTC_UOP_ROW_(ID, fn, name, kernels, EXPR) FT_SOP_IF_CUDA_##kernels(FTC_UOP(ftc_u_##fn, EXPR))
+#define FTC_UOP_PARAM_ROW_(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) FT_SOP_IF_CUDA_##kernels(FTC_UOP(ftc_u_##fn, EXPR))
+#define FT_MATH ftc
+FT_SCALAR_UNARY_OPS(FTC_UOP_ROW_)
+FT_SCALAR_PARAM_OPS(FTC_UOP_PARAM_ROW_)
+#undef FT_MATH
+#undef FTC_UOP_ROW_
+#undef FTC_UOP_PARAM_ROW_
+FTC_UOP(ftc_u_isnan, (T)(x != x))
+FTC_UOP(ftc_u_neg, (T)0 - x)
+FTC_UOP(ftc_u_abs, fabs(x)) /* the float kernels of Abs (scalar_ops.h), named as its row is */
+FTC_UOP(ftc_u_abs_i, x < (T)0 ? (T)0 - x : x)
 FTC_UOP(ftc_u_abs_u, x)
-FTC_UOP(ftc_u_sign_u, (C)(x != (C)0))
-FTC_UOP(ftc_u_bitwise_not, (C)~x)
-FTC_UOP(ftc_u_not, (C)!x)
+FTC_UOP(ftc_u_sign_u, (T)(x != (T)0))
+FTC_UOP(ftc_u_bitwise_not, (T)~x)
+FTC_UOP(ftc_u_not, (T)!x)
 #undef FTC_UOP
 
 template <class T, class TO, class OP>
@@ -341,14 +308,15 @@ static int ftc_range(const int64_t *p, const double *f, const void *const *in, v
 #define FTC_EW_MAXI 32
 #define FTC_EW_OUT 1000
 #define FTC_EW_IMM ((int64_t)1 << 32)
+/* opcodes: the scalar ops' ids (templates/common/scalar_ops.h) */
+#define FTC_EW_ENUM_(ID, ...) FTC_EW_##ID = FT_SOP_##ID,
 enum {
-  FTC_EW_COPY = 1, FTC_EW_NEG, FTC_EW_ABS, FTC_EW_RELU, FTC_EW_SIGMOID, FTC_EW_TANH, FTC_EW_EXP, FTC_EW_LOG,
-  FTC_EW_SQRT, FTC_EW_RECIP, FTC_EW_ERF, FTC_EW_FLOOR, FTC_EW_CEIL, FTC_EW_ROUND, FTC_EW_SOFTPLUS,
-  FTC_EW_GELU, FTC_EW_GELU_TANH, FTC_EW_HARDSWISH, FTC_EW_SIN, FTC_EW_COS, FTC_EW_SIGN, FTC_EW_SOFTSIGN, FTC_EW_MISH,
-  FTC_EW_CLIP = 40, FTC_EW_LEAKY, FTC_EW_ELU, FTC_EW_HARDSIGMOID, FTC_EW_SWISH, FTC_EW_THRELU, FTC_EW_CELU, FTC_EW_SELU,
-  FTC_EW_SHRINK,
-  FTC_EW_ADD = 80, FTC_EW_SUB, FTC_EW_MUL, FTC_EW_DIV, FTC_EW_MAX, FTC_EW_MIN, FTC_EW_POW, FTC_EW_PRELU, FTC_EW_LAST
+  FT_SCALAR_UNARY_OPS(FTC_EW_ENUM_)
+  FT_SCALAR_PARAM_OPS(FTC_EW_ENUM_)
+  FT_SCALAR_BINARY_OPS(FTC_EW_ENUM_)
+  FTC_EW_LAST = FT_SOP_LAST
 };
+#undef FTC_EW_ENUM_
 
 struct ftc_ew_ins {
   int16_t op, dst, a, b; /* a, b: register, or -1 for the immediate ia / ib; dst -1: the output */
@@ -360,51 +328,24 @@ struct ftc_ew_p {
   ftc_ew_ins ins[FTC_EW_MAXI];
 };
 
-/* the expressions of unary.h and binary.h, as templates/c/elementwise.h has them */
-__device__ __forceinline__ float ftc_ew_op(int op, float x, float z, float b, float c) {
+/* the scalar ops' rows, as templates/c/elementwise.h has them, with the GPU's math; a and b are
+ * a parameter op's */
+__device__ __forceinline__ float ftc_ew_op(int op, float x, float z, float a, float b) {
+  typedef float T;
+#define FT_MATH ftc
+#define FTC_EW_ROW_(ID, fn, name, kernels, EXPR) case FT_SOP_##ID: return (EXPR);
+#define FTC_EW_PARAM_ROW_(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) case FT_SOP_##ID: return (EXPR);
+#define FTC_EW_BINARY_ROW_(ID, fn, name, EXPR) case FT_SOP_##ID: return (EXPR);
   switch (op) {
-  case FTC_EW_COPY: return x;
-  case FTC_EW_NEG: return -x;
-  case FTC_EW_ABS: return fabsf(x);
-  case FTC_EW_RELU: return x < 0 ? 0.0f : x;
-  case FTC_EW_SIGMOID: return 1 / (1 + expf(-x));
-  case FTC_EW_TANH: return tanhf(x);
-  case FTC_EW_EXP: return expf(x);
-  case FTC_EW_LOG: return logf(x);
-  case FTC_EW_SQRT: return sqrtf(x);
-  case FTC_EW_RECIP: return 1 / x;
-  case FTC_EW_ERF: return erff(x);
-  case FTC_EW_FLOOR: return floorf(x);
-  case FTC_EW_CEIL: return ceilf(x);
-  case FTC_EW_ROUND: return rintf(x);
-  case FTC_EW_SOFTPLUS: return ftc_softplus(x);
-  case FTC_EW_GELU: return 0.5f * x * (1 + erff(x * 0.70710678118654752440f));
-  case FTC_EW_GELU_TANH: return 0.5f * x * (1 + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
-  case FTC_EW_HARDSWISH: return x * ftc_unit_clamp(x / 6 + 0.5f);
-  case FTC_EW_SIN: return sinf(x);
-  case FTC_EW_COS: return cosf(x);
-  case FTC_EW_SIGN: return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
-  case FTC_EW_SOFTSIGN: return x / (1 + fabsf(x));
-  case FTC_EW_MISH: return x * tanhf(ftc_softplus(x));
-  case FTC_EW_CLIP: { float v = x < b ? b : x; return v > c ? c : v; }
-  case FTC_EW_LEAKY: return x < 0 ? b * x : x;
-  case FTC_EW_ELU: return x < 0 ? b * (expf(x) - 1) : x;
-  case FTC_EW_HARDSIGMOID: return ftc_unit_clamp(b * x + c);
-  case FTC_EW_SWISH: return x / (1 + expf(-b * x));
-  case FTC_EW_THRELU: return x > b ? x : 0.0f;
-  case FTC_EW_CELU: return x < 0 ? b * (expf(x / b) - 1) : x;
-  case FTC_EW_SELU: return x <= 0 ? c * (b * expf(x) - b) : c * x;
-  case FTC_EW_SHRINK: return x < -b ? x + c : (x > b ? x - c : 0.0f);
-  case FTC_EW_ADD: return x + z;
-  case FTC_EW_SUB: return x - z;
-  case FTC_EW_MUL: return x * z;
-  case FTC_EW_DIV: return x / z;
-  case FTC_EW_MAX: return (x > z || x != x) ? x : z;
-  case FTC_EW_MIN: return (x < z || x != x) ? x : z;
-  case FTC_EW_POW: return ftc_powf(x, z);
-  case FTC_EW_PRELU: return x < 0 ? z * x : x;
+  FT_SCALAR_UNARY_OPS(FTC_EW_ROW_)
+  FT_SCALAR_PARAM_OPS(FTC_EW_PARAM_ROW_)
+  FT_SCALAR_BINARY_OPS(FTC_EW_BINARY_ROW_)
   default: return 0.0f;
   }
+#undef FTC_EW_ROW_
+#undef FTC_EW_PARAM_ROW_
+#undef FTC_EW_BINARY_ROW_
+#undef FT_MATH
 }
 
 template <class T> __global__ void ftc_elementwise_k(const ftc_ew_p p, ftc_vargs x, T *y, uint32_t n) {
@@ -448,9 +389,9 @@ static int ftc_elementwise(const int64_t *p, const double *f, const void *const 
     d.dst = ins[1] == FTC_EW_OUT ? (int16_t)-1 : (int16_t)ins[1];
     if (ins[2] & FTC_EW_IMM) { d.a = -1; d.ia = ftc_bits_f32(ins[2]); } else d.a = (int16_t)ins[2];
     d.b = -1;
-    if (op >= FTC_EW_ADD) {
+    if (FT_SOP_IS_BINARY(op)) {
       if (ins[3] & FTC_EW_IMM) d.ib = ftc_bits_f32(ins[3]); else d.b = (int16_t)ins[3];
-    } else if (op >= FTC_EW_CLIP) {
+    } else if (FT_SOP_IS_PARAM(op)) {
       d.ib = ftc_bits_f32(ins[3]);
       d.ic = ftc_bits_f32(ins[4]);
     }

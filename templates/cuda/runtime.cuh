@@ -30,6 +30,8 @@
 
 #include <type_traits>
 
+#include "scalar_ops.h"
+
 /* a program pastes whole templates and uses part of them */
 #pragma nv_diag_suppress 177
 
@@ -178,21 +180,42 @@ struct ftc_fold_max {
   template <class C> __device__ __forceinline__ static C combine(C a, C b) { return (a > b || a != a) ? a : b; }
 };
 
-/* ---- GEMM and convolution epilogue activations (templates/c/gemm.h's FT_ACT_*) -------------- */
-enum { FTC_ACT_NONE = 0, FTC_ACT_RELU = 1, FTC_ACT_CLIP = 2, FTC_ACT_TANH = 3, FTC_ACT_GELU = 4, FTC_ACT_GELU_TANH = 5,
-       FTC_ACT_SIGMOID = 16, FTC_ACT_SILU = 17 };
-static inline bool ftc_act_known(int a) { return (a >= FTC_ACT_NONE && a <= FTC_ACT_GELU_TANH) || a == FTC_ACT_SIGMOID || a == FTC_ACT_SILU; }
-__device__ __forceinline__ float ftc_act(float v, int act, float lo, float hi) {
+/* ---- the scalar ops' math on the GPU (templates/common/scalar_ops.h: FT_MATH ftc) ----------- */
+template <class C> __device__ __forceinline__ C ftc_unit_clamp(C v) { v = v > (C)1 ? (C)1 : v; return v < (C)0 ? (C)0 : v; }
+template <class C> __device__ __forceinline__ C ftc_softplus(C x) {
+  C y = (x > (C)0 ? x : (C)0) + log1p(exp(-fabs(x)));
+  return x != x ? x : y;
+}
+/* ftc_softplus is the function above */
+#define ftc_exp exp
+#define ftc_log log
+#define ftc_tanh tanh
+#define ftc_erf erf
+#define ftc_clamp01 ftc_unit_clamp
+#define ftc_libm(fn) fn
+
+/* ---- GEMM and convolution epilogue activations (templates/c/gemm.h's FT_ACT_*) --------------
+ * A unary or parameter scalar op's id, its parameters in lo and hi; or SiLU. */
+enum { FTC_ACT_NONE = FT_SOP_NONE, FTC_ACT_RELU = FT_SOP_RELU, FTC_ACT_CLIP = FT_SOP_CLIP, FTC_ACT_TANH = FT_SOP_TANH,
+       FTC_ACT_GELU = FT_SOP_GELU, FTC_ACT_GELU_TANH = FT_SOP_GELU_TANH, FTC_ACT_SIGMOID = FT_SOP_SIGMOID,
+       FTC_ACT_SILU = 127 };
+static inline bool ftc_act_known(int a) {
+  return a == FTC_ACT_NONE || a == FTC_ACT_SILU || FT_SOP_IS_UNARY(a) || FT_SOP_IS_PARAM(a);
+}
+__device__ __forceinline__ float ftc_act(float x, int act, float a, float b) {
+  typedef float T;
+#define FT_MATH ftc
+#define FTC_ACT_ROW_(ID, fn, name, kernels, EXPR) case FT_SOP_##ID: return (EXPR);
+#define FTC_ACT_PARAM_ROW_(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) case FT_SOP_##ID: return (EXPR);
   switch (act) {
-  case FTC_ACT_RELU: return v < 0 ? 0.0f : v;
-  case FTC_ACT_CLIP: return v < lo ? lo : (v > hi ? hi : v);
-  case FTC_ACT_TANH: return tanhf(v);
-  case FTC_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-  case FTC_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v)));
-  case FTC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-  case FTC_ACT_SILU: return v / (1.0f + expf(-v));
-  default: return v;
+  FT_SCALAR_UNARY_OPS(FTC_ACT_ROW_)
+  FT_SCALAR_PARAM_OPS(FTC_ACT_PARAM_ROW_)
+  case FTC_ACT_SILU: return x / (1.0f + expf(-x));
+  default: return x;
   }
+#undef FTC_ACT_ROW_
+#undef FTC_ACT_PARAM_ROW_
+#undef FT_MATH
 }
 
 /* ---- warp folds (every lane of the warp takes part; all get the result) -------------------- */

@@ -299,12 +299,16 @@ Test(fuse_cnn, conv_relu6_clip_with_constant_inputs) {
   run r = conv_act("conv_relu6", "Relu6", 14);
   const ft_node *n = first_node(&r, "FusedConv");
   cr_assert_str_eq(ft_attr_str(n, "activation", ""), "Clip");
-  cr_assert_float_eq(ft_attr_float(n, "clip_max", 0), 6.0f, 0);
+  const ft_attr *pa = ft_attr_find(n, "activation_params");
+  cr_assert(pa && pa->n_floats == 2);
+  cr_assert_float_eq(pa->floats[1], 6.0f, 0);
 }
 
 Test(fuse_cnn, conv_clip_with_attribute_bounds_at_opset_10) {
   run r = conv_act("conv_clip_attr", "ClipAttr", 10);
-  cr_assert_float_eq(ft_attr_float(first_node(&r, "FusedConv"), "clip_min", 0), -0.5f, 0);
+  const ft_attr *pa = ft_attr_find(first_node(&r, "FusedConv"), "activation_params");
+  cr_assert(pa && pa->n_floats == 2);
+  cr_assert_float_eq(pa->floats[0], -0.5f, 0);
 }
 
 Test(fuse_cnn, conv_clip_with_only_a_zero_minimum_is_relu) {
@@ -804,4 +808,32 @@ Test(fuse_cnn, residual_buffer_is_reused_only_where_the_kernel_allows, .timeout 
   inplace_case("inplace_packed", 32, 8, 8, 1, 0, 1);
   inplace_case("inplace_runtime_weights", 32, 8, 8, 1, 1, 0);
   inplace_case("inplace_depthwise_taps", 2, 3, 4100, 2, 0, 0);
+}
+
+/* ---- a scalar op everywhere ----------------------------------------------------------------- */
+
+/* tests/models/act_mish (tests/e2e/make_act_mish.py): Mish, defined only by its row in
+ * templates/common/scalar_ops.h, folds, fuses into an elementwise chain and into the MatMul,
+ * Gemm and Conv epilogues, and computes there what the Mish op does. */
+Test(fuse_cnn, a_scalar_op_fuses_into_every_kernel_that_takes_one) {
+  run r = check(tu_fmt("%s/tests/models/act_mish/model.onnx", FTAX_SOURCE_DIR), "");
+  cr_assert_eq(count_ops(&r, "Mish"), 0, "live: %s", r.ops);
+  cr_assert_eq(count_ops(&r, "FusedMatMul"), 2, "live: %s", r.ops);
+  cr_assert_str_eq(ft_attr_str(first_node(&r, "FusedGemm"), "activation", ""), "Mish");
+  cr_assert_str_eq(ft_attr_str(first_node(&r, "FusedConv"), "activation", ""), "Mish");
+  int mish = 0, leaky = 0;
+  for (int i = 0; i < r.g->n_nodes; i++) {
+    const ft_node *n = &r.g->nodes[i];
+    if (!r.live[i] || strcmp(n->op_type, "FusedMatMul")) continue;
+    const char *a = ft_attr_str(n, "activation", "");
+    mish += !strcmp(a, "Mish");
+    if (!strcmp(a, "LeakyRelu")) {
+      const ft_attr *pa = ft_attr_find(n, "activation_params");
+      leaky = pa && pa->n_floats == 2 && pa->floats[0] == 0.2f;
+    }
+  }
+  cr_assert(mish == 1 && leaky, "FusedMatMul activations: %d Mish, LeakyRelu with alpha 0.2: %d", mish, leaky);
+  const ft_attr *prog = ft_attr_find(first_node(&r, "Elementwise"), "program");
+  cr_assert(prog && prog->n_ints == 10, "an Add -> Mish program of two instructions");
+  cr_assert(prog->ints[0] == FT_EW_ADD && prog->ints[5] == FT_EW_MISH);
 }

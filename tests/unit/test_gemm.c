@@ -107,9 +107,10 @@ Test(gemm, awkward_sizes_every_layout) {
 }
 
 Test(gemm, alpha_beta_bias_activation) {
+  static const int acts[] = {FT_ACT_NONE, FT_ACT_RELU, FT_ACT_CLIP};
   for (int bias = 0; bias <= 4; bias++)
-    for (int act = 0; act <= 2; act++) {
-      gcase c = {29, 45, 513, 0, 1, 0, 1, bias, 0.5f, -2.0f, act};
+    for (int a = 0; a < 3; a++) {
+      gcase c = {29, 45, 513, 0, 1, 0, 1, bias, 0.5f, -2.0f, acts[a]};
       run_core_case(&c);
     }
 }
