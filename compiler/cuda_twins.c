@@ -72,11 +72,6 @@ int ft_cuda_twin_fits(const ft_kcall *k, char *why, size_t wn) {
   return k->entry->twin->check ? k->entry->twin->check(k->p, why, wn) : 0;
 }
 
-int ft_twin_act_known(int a) {
-  return a == FT_ACT_NONE || a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_TANH || a == FT_ACT_GELU ||
-         a == FT_ACT_GELU_TANH || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
-}
-
 uint16_t ft_half_saturating(float x) {
   if (isfinite(x) && x > 65504.0f) x = 65504.0f;
   if (isfinite(x) && x < -65504.0f) x = -65504.0f;

@@ -46,7 +46,6 @@ int ft_cuda_twin_fits(const ft_kcall *k, char *why, size_t wn);
 int ft_cuda_twin_of_entry(const ft_kentry *e, int fp16, ft_twin_call *t);
 
 /* Helpers for the entries' declarations (compiler/ops/). */
-int ft_twin_act_known(int act); /* an epilogue activation templates/cuda/runtime.cuh's ftc_act has */
 uint16_t ft_half_saturating(float x); /* float32 to half, +-65504 for what half cannot hold */
 int ft_value_dtype(const ft_graph *g, int v); /* the dtype of value v, 0 for an omitted one */
 

@@ -92,7 +92,7 @@ enum {
 #define FT_OP_INPLACE_INPUT(flags) ((int)(((flags) >> 8) & 0xff) - 1)
 
 /* Fusion patterns, as TVM classifies ops: how output elements depend on input elements. The
- * fusion passes read them (compiler/fuse_elementwise.c groups elementwise and broadcast ops);
+ * fusion passes read them (compiler/fuse/fuse_elementwise.c groups elementwise and broadcast ops);
  * a row names its pattern in its flags: FT_OP_PAT(FT_PAT_ELEMWISE). */
 enum {
   FT_PAT_OPAQUE = 0,  /* none of the below (a row that names no pattern) */

@@ -74,10 +74,10 @@ typedef struct ft_emit_opts {
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
 
-/* The CUDA target (compiler/target_cuda.c) runs after lowering (without prepacking) and before
+/* The CUDA target (compiler/passes/target_cuda.c) runs after lowering (without prepacking) and before
  * the memory plan: it checks every kernel has a CUDA twin and, for fp16, stores float32 tensors
  * as float16. It returns the libraries the program links. Then the CUDA program
- * (compiler/emit_cuda.c). */
+ * (compiler/emit/emit_cuda.c). */
 enum { FT_PREC_FP32 = 0, FT_PREC_TF32 = 1, FT_PREC_FP16 = 2 };
 typedef struct ft_cuda_opts {
   int precision;      /* FT_PREC_* */

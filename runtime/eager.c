@@ -1,7 +1,7 @@
 /* ftax-eager: load a model, then run it node by node like an eager framework (see eager.h).
  *
  * Per node and per run: op->infer on the live tensors (their data present), then op->plan and
- * the kernel, the same sequence ftaxc's constant folding runs (compiler/infer.c fold_node). Ops
+ * the kernel, the same sequence ftaxc's constant folding runs (compiler/passes/infer.c fold_node). Ops
  * whose infer produces the data (Shape, Constant, Size: FT_OP_NOEVAL) need no kernel; views
  * (FT_OP_ALIAS) point at their input's storage and hold a reference to it.
  *

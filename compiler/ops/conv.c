@@ -23,7 +23,7 @@ static int conv_pads_symmetric(const int64_t *p) { /* the model's output size is
 static int twin_check(const int64_t *p, char *why, size_t wn) {
   if (p[FT_CV_PACKED]) snprintf(why, wn, "weights were pre-packed for the CPU");
   else if (!conv_pads_symmetric(p)) snprintf(why, wn, "different pads at the two ends of a dim");
-  else if (!ft_twin_act_known((int)p[FT_CV_ACT])) snprintf(why, wn, "activation %d", (int)p[FT_CV_ACT]);
+  else if (!ft_act_known(p[FT_CV_ACT])) snprintf(why, wn, "activation %d", (int)p[FT_CV_ACT]);
   else return 0;
   return -1;
 }

@@ -1,5 +1,5 @@
 /* ftax.Attention: multi-head attention core, written by the attention fusion
- * (compiler/fuse_attention.c). Kernel: templates/c/attention.h.
+ * (compiler/fuse/fuse_attention.c). Kernel: templates/c/attention.h.
  *
  * Inputs: q, k, v (float32 buffers the heads are read from, in place: a packed QKV projection
  * may be all three), then optional: an additive float mask, a boolean select mask.

@@ -1,5 +1,5 @@
 /* ftax.FusedConv: a Conv whose epilogue also adds a residual and applies an activation while
- * the output tile is still in cache (written by compiler/fuse_conv_epilogue.c).
+ * the output tile is still in cache (written by compiler/fuse/fuse_conv_epilogue.c).
  *
  *   inputs      X, W, B (optional), R (optional: the residual, shaped like the output)
  *   attributes  every Conv attribute, plus

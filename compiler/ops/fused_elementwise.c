@@ -1,5 +1,5 @@
 /* ftax.Elementwise: a group of float32 elementwise ops run as one program (written by
- * compiler/fuse_elementwise.c). Kernel and program format: templates/c/elementwise.h.
+ * compiler/fuse/fuse_elementwise.c). Kernel and program format: templates/c/elementwise.h.
  *
  *   inputs      up to FT_EW_MAXIN float32 tensors, each broadcasting to `shape`
  *   attributes  program  ints, 5 per instruction (op, dst, a, b, c)

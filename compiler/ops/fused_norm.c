@@ -1,4 +1,4 @@
-/* Fused layer normalizations over the last axis, written by the fusion passes (compiler/fuse_*.c):
+/* Fused layer normalizations over the last axis, written by the fusion passes (compiler/fuse/fuse_*.c):
  *
  *   ftax.LayerNorm(X, Gamma, Beta?)                        epsilon
  *   ftax.SkipLayerNorm(X, Skip, Gamma, Beta?, Bias?) -> Y, Sum?         epsilon

@@ -18,7 +18,7 @@ static int naive_check(const int64_t *p, char *why, size_t wn) {
 }
 static int lt_check(const int64_t *p, char *why, size_t wn) {
   if (naive_check(p, why, wn)) return -1;
-  if (ft_twin_act_known((int)p[FT_MM_ACT])) return 0;
+  if (ft_act_known(p[FT_MM_ACT])) return 0;
   snprintf(why, wn, "activation %d", (int)p[FT_MM_ACT]);
   return -1;
 }

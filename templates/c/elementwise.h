@@ -1,6 +1,6 @@
 /* ftax.Elementwise: a chain (or tree) of float32 elementwise ops evaluated in one pass.
  *
- * The op carries a small program (compiler/fuse_elementwise.c writes it): instructions over
+ * The op carries a small program (compiler/fuse/fuse_elementwise.c writes it): instructions over
  * registers, each register a chunk of FT_EW_CHUNK consecutive output elements. The output is
  * walked a chunk at a time; per chunk every instruction is one loop over the chunk (which the
  * compiler vectorizes), reading and writing registers that stay in L1. A chain of k ops thus

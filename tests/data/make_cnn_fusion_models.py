@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Write tests/models/cnn_fusion: a small CNN in which every pattern of the CNN fusion passes
-(compiler/fuse_conv_bn.c, fuse_conv_epilogue.c, fuse_elementwise.c) occurs, exported from torch
+(compiler/fuse/fuse_conv_bn.c, fuse_conv_epilogue.c, fuse_elementwise.c) occurs, exported from torch
 *without* folding BatchNorm into the convs, with torch's outputs as the reference.
 
   stem      Conv + BatchNorm + ReLU                       conv_bn, then a Relu epilogue

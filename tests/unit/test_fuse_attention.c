@@ -1,4 +1,4 @@
-/* The attention fusion (compiler/fuse_attention.c) and its kernel (templates/c/attention.h).
+/* The attention fusion (compiler/fuse/fuse_attention.c) and its kernel (templates/c/attention.h).
  *
  *   kernel:  ft_attention_f32 against a plain three-loop reference: strided q/k/v, merged or
  *            separate batch and head dims, additive and select masks in both orders, causal

@@ -1,4 +1,4 @@
-/* The CNN fusion passes (compiler/fuse_conv_bn.c, fuse_conv_epilogue.c, fuse_elementwise.c)
+/* The CNN fusion passes (compiler/fuse/fuse_conv_bn.c, fuse_conv_epilogue.c, fuse_elementwise.c)
  * and their fused ops (ftax.FusedConv, ftax.Elementwise).
  *
  * Every case is a small graph built here. It goes through the compiler's pipeline in this

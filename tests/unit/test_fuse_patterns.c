@@ -1,4 +1,4 @@
-/* The transformer fusions (compiler/fuse_{embed_layernorm,layernorm,skip_layernorm,gelu,
+/* The transformer fusions (compiler/fuse/fuse_{embed_layernorm,layernorm,skip_layernorm,gelu,
  * gemm_epilogue}.c): for each variant of each pattern a small ONNX graph, spelled out below,
  * goes through the compiler's pipeline twice in this process, with fusion and without
  * (--no-fuse); the test checks the match counts of every pass, the fused ops left in the graph,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Patterns, in order. Each lives in its own file, compiler/fuse_<name>.c. */
+/* Patterns, in order. Each lives in its own file, compiler/fuse/fuse_<name>.c. */
 int ft_fuse_attention(ft_fuse_ctx *c);
 int ft_fuse_embed_layernorm(ft_fuse_ctx *c);
 int ft_fuse_layernorm(ft_fuse_ctx *c);

@@ -1,4 +1,4 @@
-/* Helpers shared by the C and CUDA emitters (compiler/emit_util.c). */
+/* Helpers shared by the C and CUDA emitters (compiler/emit/emit_util.c). */
 #ifndef FTAX_EMIT_UTIL_H
 #define FTAX_EMIT_UTIL_H
 

@@ -3,7 +3,7 @@
  * private "ftax" domain. Fused ops are ordinary table ops: they infer, plan and run like any
  * other, so the emitter and ftax-eager need nothing special.
  *
- * Each pattern is a pass (compiler/fuse_*.c) listed in fuse.c's table; `--no-fuse` turns all of
+ * Each pattern is a pass (compiler/fuse/fuse_*.c) listed in fuse.c's table; `--no-fuse` turns all of
  * them off and `--no-fuse=a,b` the named ones. A pass rewrites a match in place: the last node
  * of the matched chain becomes the fused node (so node order stays topological), the others are
  * marked dead. A pass must check everything a rewrite relies on (single use of intermediates,
@@ -41,7 +41,7 @@ int ft_fuse(ft_graph *g, const ft_fuse_opts *o, ft_err *e);
 /* The names of every pass, comma-separated (for messages and --help). */
 const char *ft_fuse_pass_names(void);
 
-/* ---- helpers for patterns (compiler/fuse.c) ---------------------------------------------- */
+/* ---- helpers for patterns (compiler/fuse/fuse.c) ---------------------------------------------- */
 
 /* The live node producing value v, or -1 (inputs, constants). */
 int ft_producer(const ft_graph *g, int v);
