@@ -156,13 +156,5 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   if (rc) return rc;
   write_calls(c, g, lw, mp);
 
-  /* the command-line tool over the API */
-  fprintf(c, "#ifndef %s_NO_MAIN\n", guard);
-  rc = paste_list(c, "cli", &done, e);
-  if (rc) return rc;
-  ft_emit_io_table(c, "ft_prog_inputs", g, g->inputs, g->n_inputs);
-  ft_emit_io_table(c, "ft_prog_outputs", g, g->outputs, g->n_outputs);
-  rc = ft_emit_paste_name(c, "program_main", "h", &done, e);
-  fprintf(c, "#endif\n");
-  return rc;
+  return ft_emit_main(c, guard, "cli", "h", g, &done, e);
 }

@@ -270,13 +270,5 @@ int ft_emit_cuda(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const 
   if (rc) return rc;
   write_free_plans(c, lw, fp16);
 
-  /* the command-line tool over the API */
-  fprintf(c, "#ifndef %s_NO_MAIN\n", G);
-  rc = ft_emit_paste_name(c, "cli_cuda", "cuh", &done, e);
-  if (rc) return rc;
-  ft_emit_io_table(c, "ft_prog_inputs", g, g->inputs, g->n_inputs);
-  ft_emit_io_table(c, "ft_prog_outputs", g, g->outputs, g->n_outputs);
-  rc = ft_emit_paste_name(c, "program_main", "cuh", &done, e);
-  fprintf(c, "#endif\n");
-  return rc;
+  return ft_emit_main(c, G, "cli_cuda", "cuh", g, &done, e);
 }

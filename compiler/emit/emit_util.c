@@ -97,6 +97,18 @@ void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *v
   fprintf(f, "};\n");
 }
 
+int ft_emit_main(FILE *f, const char *guard, const char *cli, const char *ext, const ft_graph *g, ft_pasted *done,
+                 ft_err *e) {
+  fprintf(f, "#ifndef %s_NO_MAIN\n", guard);
+  int rc = ft_emit_paste_name(f, cli, ext, done, e);
+  if (rc) return rc;
+  ft_emit_io_table(f, "ft_prog_inputs", g, g->inputs, g->n_inputs);
+  ft_emit_io_table(f, "ft_prog_outputs", g, g->outputs, g->n_outputs);
+  rc = ft_emit_paste_name(f, "program_main", ext, done, e);
+  fprintf(f, "#endif\n");
+  return rc;
+}
+
 void ft_emit_upper(char *dst, size_t n, const char *name) {
   snprintf(dst, n, "%s", name);
   for (char *s = dst; *s; s++) if (*s >= 'a' && *s <= 'z') *s -= 32;

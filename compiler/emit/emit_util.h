@@ -25,6 +25,10 @@ void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const 
                         const char *what, const char *arena_note);
 /* static const ft_io_desc NAME[] = {...} for the values vals[0..n) */
 void ft_emit_io_table(FILE *f, const char *name, const ft_graph *g, const int *vals, int n);
+/* The command-line tool over the API, left out when GUARD_NO_MAIN is defined: the CLI template
+ * cli (cli.h, cli_cuda.cuh), the tables of the graph's inputs and outputs, program_main.<ext>. */
+int ft_emit_main(FILE *f, const char *guard, const char *cli, const char *ext, const ft_graph *g, ft_pasted *done,
+                 ft_err *e);
 /* OUT.weights: the header of templates/c/weights.h, then every constant the memory plan put in
  * the weights, at its offset. */
 int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e);
