@@ -41,7 +41,7 @@ static void usage(FILE *f) {
           "  --emit-only        write the sources and weights, do not run the C compiler\n"
           "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"
           "  --cc CC            C compiler (default: $CC or cc)\n"
-          "  --cflags FLAGS     compiler flags (default: -O3 -march=native -fopenmp)\n"
+          "  --cflags FLAGS     compiler flags (default: -O3 -march=native -pthread)\n"
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
           "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
@@ -145,7 +145,7 @@ static void ident_from(const char *path, char *buf, size_t n) {
 static int run_cc(const options *o, const char *src, const char *bin, ft_err *e) {
   const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
   char flags[2048];
-  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : "-O3 -march=native -fopenmp");
+  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : "-O3 -march=native -pthread");
   char *argv[256];
   int n = 0;
   argv[n++] = (char *)cc;

@@ -14,7 +14,7 @@
  *   ft_eager_run(h, inputs, outputs, &err);   // dense buffers, shapes from ft_eager_io
  *   ft_eager_free(h);
  *
- * A handle runs one inference at a time (kernels may use OpenMP threads inside). */
+ * A handle runs one inference at a time (kernels may use the pool of templates/c/parallel.h inside). */
 #ifndef FTAX_EAGER_H
 #define FTAX_EAGER_H
 

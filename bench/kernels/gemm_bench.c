@@ -3,16 +3,13 @@
  * "prepacked" is what a program from ftaxc runs (constant weights packed at compile time);
  * "plain" is the same kernel given unpacked weights, as constant folding (and an eager runtime
  * that does not call the prepack hook) gives them: it packs on the fly.
- * Not a test: prints numbers, asserts nothing. Threads: OMP_NUM_THREADS (default 1 here).
+ * Not a test: prints numbers, asserts nothing. Threads: $FTAX_THREADS (default 1 here).
  *   gemm_bench [seconds per shape] */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "gemm.h"
 #include "conv.h"
@@ -132,10 +129,8 @@ static void bench_conv(const char *what, int64_t C, int64_t H, int64_t CO, int64
 
 int main(int argc, char **argv) {
   double secs = argc > 1 ? atof(argv[1]) : 0.5;
-#ifdef _OPENMP
-  if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
-  printf("threads: %d\n", omp_get_max_threads());
-#endif
+  ft_set_threads(getenv("FTAX_THREADS") ? atoi(getenv("FTAX_THREADS")) : 1);
+  printf("threads: %d\n", ft_get_threads());
   static const int64_t shapes[][3] = {{128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {1, 768, 768}, {512, 512, 512}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) bench_gemm(shapes[i][0], shapes[i][1], shapes[i][2], secs);
   bench_conv("ResNet-50 3x3", 64, 56, 64, 3, 1, 1, secs);

@@ -287,21 +287,32 @@ static void ft_attention_item(const int64_t *p, const double *f, const void *con
     }
 }
 
+typedef struct {
+  const int64_t *p;
+  const double *f;
+  const void *const *in;
+  void *const *out;
+} ft_attention_ctx;
+
+/* Items [lo, hi): a group of RG query rows of one (batch, head). */
+static void ft_attention_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_attention_ctx *c = (const ft_attention_ctx *)ctx;
+  const int64_t n2 = c->p[FT_AT_N2], sq = c->p[FT_AT_SQ], RG = c->p[FT_AT_RG], ng = (sq + RG - 1) / RG;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t grp = it % ng, bh = it / ng, r0 = grp * RG, r1 = r0 + RG < sq ? r0 + RG : sq;
+    ft_attention_item(c->p, c->f, c->in, c->out, bh / n2, bh % n2, r0, r1);
+  }
+}
+
 static void ft_attention_f32(const int64_t *p, const double *f, const void *const *in,
                              void *const *out, void *scratch) {
   (void)scratch;
   const int64_t n1 = p[FT_AT_N1], n2 = p[FT_AT_N2], sq = p[FT_AT_SQ], RG = p[FT_AT_RG];
   if (n1 <= 0 || n2 <= 0 || sq <= 0 || p[FT_AT_DV] <= 0) return;
-  const int64_t ng = (sq + RG - 1) / RG, n = n1 * n2 * ng;
   const int64_t flops = n1 * n2 * sq * p[FT_AT_SK] * (p[FT_AT_DK] + p[FT_AT_DV]) * 2;
-  (void)flops;
-  /* items differ in cost under a causal mask: hand them out one at a time (each item is
-   * computed the same way whichever thread takes it) */
-#pragma omp parallel for schedule(dynamic, 1) if (flops > FT_GEMM_PAR_FLOPS)
-  for (int64_t it = 0; it < n; it++) {
-    int64_t grp = it % ng, bh = it / ng, r0 = grp * RG, r1 = r0 + RG < sq ? r0 + RG : sq;
-    ft_attention_item(p, f, in, out, bh / n2, bh % n2, r0, r1);
-  }
+  /* items differ in cost under a causal mask: the pool hands them out as threads get free */
+  ft_attention_ctx c = {p, f, in, out};
+  ft_parallel_for(n1 * n2 * ((sq + RG - 1) / RG), flops > FT_GEMM_PAR_FLOPS, ft_attention_run, &c);
 }
 
 #endif

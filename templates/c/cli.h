@@ -19,10 +19,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "parallel.h"
 #include "tensorio.h"
 #include "text.h"
 
@@ -167,7 +165,8 @@ static void ft_usage(const ft_program *p, FILE *f) {
           "          [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
           "Runs the model on ONNX TensorProto files (one per input, in order or by name) and writes\n"
           "output_K.pb files to --output-dir; --bench times repeated runs (synthetic inputs when no\n"
-          "files are given).\ninputs:\n", p->name, p->weights_embedded < 0 ? "" : " [--weights FILE]");
+          "files are given); --threads N: threads for the kernels (default: every CPU this process\n"
+          "may use).\ninputs:\n", p->name, p->weights_embedded < 0 ? "" : " [--weights FILE]");
   char s[256];
   for (int io = 0; io < 2; io++) {
     const ft_io_desc *d = io ? p->out : p->in;
@@ -282,7 +281,7 @@ static int ft_cli_write_outputs(const ft_program *p, const char *outdir, void *c
 
 static int ft_cli_main(int argc, char **argv, const ft_program *p) {
   const char *outdir = NULL, *weights = NULL;
-  int n_pos = 0, bench = 0, warmup = 10, iters = 100, json = 0, threads = 1, named = 0, rc = 0, have = 0;
+  int n_pos = 0, bench = 0, warmup = 10, iters = 100, json = 0, threads = 0, named = 0, rc = 0, have = 0;
   const char **files = (const char **)calloc((size_t)p->n_in + 1, sizeof *files);
   void **in = (void **)calloc((size_t)p->n_in + 1, sizeof(void *));
   void **out = (void **)calloc((size_t)p->n_out + 1, sizeof(void *));
@@ -297,7 +296,7 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--warmup")) rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &warmup);
     else if (!strcmp(a, "--iters")) { rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &iters); if (!iters) iters = 1; }
-    else if (!strcmp(a, "--threads")) { rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &threads); if (!threads) threads = 1; }
+    else if (!strcmp(a, "--threads")) { rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &threads); }
     else if (!strcmp(a, "--output-dir")) { if (i + 1 >= argc) { fprintf(stderr, "error: --output-dir needs a folder\n"); rc = 1; } else outdir = argv[++i]; }
     else if (!strcmp(a, "--weights")) { if (i + 1 >= argc) { fprintf(stderr, "error: --weights needs a file\n"); rc = 1; } else weights = argv[++i]; }
     else if (!strcmp(a, "--input")) { rc = ft_cli_named_input(p, files, i + 1 < argc ? argv[++i] : NULL); named = 1; }
@@ -314,9 +313,8 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
   }
   if (!have && !bench && p->n_in) { ft_usage(p, stderr); rc = 1; goto done; }
   if (outdir && !have && p->n_in) { fprintf(stderr, "error: --output-dir needs input files\n"); rc = 1; goto done; }
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
+  ft_set_threads(threads); /* 0: the CPUs this process may use */
+  threads = ft_get_threads();
   if (!weights && p->weights_embedded == 0) {
     if (ft_default_weights(argv[0], wpath, sizeof wpath)) { fprintf(stderr, "error: the program's path is too long to find its weights; use --weights FILE\n"); rc = 4; goto done; }
     weights = wpath;

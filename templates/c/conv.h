@@ -439,34 +439,56 @@ static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, co
 }
 #endif
 
+typedef struct {
+  const int64_t *p;
+  const ft_dw_geo *geo;
+  const float *X, *W, *bias, *R;
+  float *Y;
+  const ft_gemm_epi *e;
+} ft_dw_ctx;
+
+/* Planes [lo, hi): one channel of one image each. */
+static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
+  const int64_t *p = c->p, C = p[FT_CV_C], IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
+  const int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  for (int64_t pl = lo; pl < hi; pl++) {
+    int64_t ch = pl % C;
+    const float *x = c->X + pl * IHW, *w = c->W + ch * KHW;
+    float *y = c->Y + pl * OHW, b0 = c->bias ? c->bias[ch] : 0.0f;
+    const float *res = c->R ? c->R + pl * OHW : NULL;
+    if (c->geo->rows) ft_conv_dw_plane_bands(p, c->geo, x, w, b0, y, res, c->e);
+    else {
+      ft_conv_dw_plane_taps(p, x, w, b0, y);
+      ft_gemm_finish(y, res, OHW, c->e);
+    }
+  }
+}
+
+#ifdef __AVX512F__
+/* Blocks [lo, hi) of 16 channels of one image (channel vectors). */
+static void ft_conv_dw_cvec_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
+  int64_t nb = (c->p[FT_CV_C] + 15) / 16;
+  for (int64_t it = lo; it < hi; it++) ft_conv_dw_cvec(c->p, c->X, c->W, c->bias, c->Y, c->e, it / nb, it % nb * 16);
+}
+#endif
+
 static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, const float *bias,
                               const float *R, float *Y, const ft_gemm_epi *e) {
-  int64_t C = p[FT_CV_C], planes = p[FT_CV_N] * C;
-  int64_t IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
-  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  int64_t planes = p[FT_CV_N] * p[FT_CV_C];
+  int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  int par = planes * OHW * KHW > FT_GEMM_PAR_FLOPS;
+  ft_dw_geo geo;
+  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e};
 #ifdef __AVX512F__
   if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
-    int64_t nb = (C + 15) / 16;
-    (void)nb;
-#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
-    for (int64_t it = 0; it < p[FT_CV_N] * nb; it++) ft_conv_dw_cvec(p, X, W, bias, Y, e, it / nb, it % nb * 16);
+    ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16), par, ft_conv_dw_cvec_run, &c);
     return;
   }
 #endif
-  ft_dw_geo geo;
   ft_dw_geometry(p, &geo);
-#pragma omp parallel for schedule(static) if (planes * OH * OW * KH * KW > FT_GEMM_PAR_FLOPS)
-  for (int64_t pl = 0; pl < planes; pl++) {
-    int64_t c = pl % C;
-    const float *x = X + pl * IHW, *w = W + c * KH * KW;
-    float *y = Y + pl * OH * OW, b0 = bias ? bias[c] : 0.0f;
-    const float *res = R ? R + pl * OH * OW : NULL;
-    if (geo.rows) ft_conv_dw_plane_bands(p, &geo, x, w, b0, y, res, e);
-    else {
-      ft_conv_dw_plane_taps(p, x, w, b0, y);
-      ft_gemm_finish(y, res, OH * OW, e);
-    }
-  }
+  ft_parallel_for(planes, par, ft_conv_dw_planes_run, &c);
 }
 
 /* Shifted mode geometry. The padded input of one group, [C_in/g, Hp, Wp], is stored as
@@ -550,6 +572,77 @@ static __attribute__((noinline)) const float *ft_conv_residual(const int64_t *p,
   return p[FT_CV_RES] ? (const float *)in[3] : NULL;
 }
 
+/* One Conv call as its parallel loops see it: the current group (xg) and, for the shifted and
+ * im2col modes, the buffer col being filled. */
+typedef struct {
+  const int64_t *p;
+  const ft_conv_shift *q;
+  const float *xg;
+  float *col;
+  int64_t c0, nc;
+} ft_conv_ctx;
+
+/* Shifted mode: channels [lo, hi) of the group padded into col (index Cg: the zero tail). */
+static void ft_conv_pad_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_conv_ctx *c = (const ft_conv_ctx *)ctx;
+  const int64_t Cg = c->p[FT_CV_C] / c->p[FT_CV_G];
+  for (int64_t ci = lo; ci < hi; ci++) {
+    if (ci < Cg) ft_conv_pad_channel(c->p, c->q, c->xg, ci, c->col);
+    else for (int64_t i = Cg * c->q->chan; i < c->q->floats; i++) c->col[i] = 0;
+  }
+}
+
+/* im2col mode: rows [lo, hi) of the column chunk [c0, c0 + nc). */
+static void ft_conv_im2col_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_conv_ctx *c = (const ft_conv_ctx *)ctx;
+  for (int64_t kr = lo; kr < hi; kr++) ft_conv_im2col_row(c->p, c->xg, kr, c->c0, c->nc, c->col);
+}
+
+/* Shifted mode: row kr = (ci, kh, kw) of B starts at rowoff[kr], as W is laid out. */
+static void ft_conv_shift_rowoff(const int64_t *p, const ft_conv_shift *q, int64_t *rowoff) {
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2];
+  int64_t Cg = p[FT_CV_C] / p[FT_CV_G];
+  for (int64_t t = 0; t < KH * KW; t++) {
+    int64_t rw = t % KW * dw, rh = t / KW * dh;
+    int64_t off = ((rh % q->sh) * q->sw + rw % q->sw) * q->plane + rh / q->sh * q->Wq + rw / q->sw;
+    for (int64_t ci = 0; ci < Cg; ci++) rowoff[ci * KH * KW + t] = ci * q->chan + off;
+  }
+}
+
+/* The GEMM of group (n, g) with B given by the caller. */
+static inline ft_gemm_op ft_conv_group_gemm(const int64_t *p, const ft_gemm_op *g0, const float *W,
+                                            const float *bias, const float *R, float *Y, int64_t n,
+                                            int64_t g) {
+  int64_t CO = p[FT_CV_CO], Mg = CO / p[FT_CV_G], S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  ft_gemm_op gi = *g0;
+  if (p[FT_CV_PACKED]) gi.ap = W + g * ft_gemm_packed_a_floats(Mg, g0->K);
+  else gi.a = W + g * Mg * g0->K;
+  gi.c = Y + (n * CO + g * Mg) * S_out;
+  if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
+  if (bias) gi.e.bias = bias + g * Mg;
+  return gi;
+}
+
+/* Pointwise mode: items [lo, hi) over every (image, group) pair; B is the group's input. */
+typedef struct {
+  const int64_t *p;
+  const ft_gemm_op *g0;
+  const float *X, *W, *bias, *R;
+  float *Y;
+  int64_t mc, per;
+} ft_conv_pw_ctx;
+
+static void ft_conv_pw_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_conv_pw_ctx *c = (const ft_conv_pw_ctx *)ctx;
+  const int64_t *p = c->p, G = p[FT_CV_G], C = p[FT_CV_C], Cg = C / G;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t ng = it / c->per, n = ng / G, g = ng % G;
+    ft_gemm_op gi = ft_conv_group_gemm(p, c->g0, c->W, c->bias, c->R, c->Y, n, g);
+    gi.b = c->X + (n * C + g * Cg) * c->g0->b_rs;
+    ft_gemm_item(&gi, c->mc, it % c->per);
+  }
+}
+
 /* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
  * (alpha = beta = 1 for Conv). */
 static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
@@ -564,103 +657,56 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
     return;
   }
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
-  int64_t Mg = CO / G, Cg = C / G, Kg = ft_conv_kg(p);
+  int64_t Cg = C / G, Kg = ft_conv_kg(p), chunk = p[FT_CV_CHUNK];
   int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  int64_t wper = ft_gemm_packed_a_floats(Mg, Kg), chunk = p[FT_CV_CHUNK];
   ft_gemm_op g0;
   memset(&g0, 0, sizeof g0);
-  g0.M = Mg; g0.K = Kg; g0.ldc = S_out;
+  g0.M = CO / G; g0.K = Kg; g0.ldc = S_out;
   g0.a_rs = Kg; g0.a_cs = 1;
   g0.b_rs = S_in; g0.b_cs = 1;
   g0.b_direct = 1;
   g0.e = e;
-  int64_t mc = ft_gemm_mc(Mg, Kg);
+  int64_t mc = ft_gemm_mc(g0.M, Kg);
   int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
-  (void)par; (void)Cg; (void)col; (void)chunk;
-#pragma omp parallel if (par)
-  {
-    if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
-      int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2];
-      int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
-      ft_conv_shift q = ft_conv_shift_geo(p);
-      int64_t *rowoff = (int64_t *)(col + q.floats);
-      /* row kr = (ci, kh, kw) of B, as W is laid out: the taps' offsets once, then per channel */
-      int64_t tap[FT_DW_MAXTAPS], ntap = KH * KW <= FT_DW_MAXTAPS ? KH * KW : 0;
-      for (int64_t t = 0; t < ntap; t++) {
-        int64_t rw = t % KW * dw, rh = t / KW * dh;
-        tap[t] = ((rh % q.sh) * q.sw + rw % q.sw) * q.plane + rh / q.sh * q.Wq + rw / q.sw;
-      }
-#pragma omp for schedule(static)
-      for (int64_t ci = 0; ci < Cg; ci++)
-        for (int64_t t = 0; t < KH * KW; t++) {
-          int64_t off = t < ntap ? tap[t]
-                                 : (((t / KW * dh) % q.sh) * q.sw + (t % KW * dw) % q.sw) * q.plane +
-                                       t / KW * dh / q.sh * q.Wq + t % KW * dw / q.sw;
-          rowoff[ci * KH * KW + t] = ci * q.chan + off;
-        }
-      for (int64_t ng = 0; ng < N * G; ng++) {
-        int64_t n = ng / G, g = ng % G;
-        const float *xg = X + (n * C + g * Cg) * S_in;
-#pragma omp for schedule(static)
-        for (int64_t ci = 0; ci <= Cg; ci++) {
-          if (ci < Cg) ft_conv_pad_channel(p, &q, xg, ci, col);
-          else for (int64_t i = Cg * q.chan; i < q.floats; i++) col[i] = 0;
-        }
-        ft_gemm_op gi = g0;
-        gi.N = OH * q.Wq;
-        gi.c_wrap = q.Wq;
-        gi.c_keep = OW;
-        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
-        else gi.a = W + g * Mg * Kg;
-        gi.b = col;
-        gi.b_rowoff = rowoff;
-        gi.c = Y + (n * CO + g * Mg) * S_out;
-        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
-        if (bias) gi.e.bias = bias + g * Mg;
-        int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(static)
-        for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
-      }
-    } else if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
-      /* B is the group's input itself: [C_in/g, spatial], packed a micro-panel at a time */
-      ft_gemm_op gp = g0;
-      gp.N = S_out;
-      int64_t per = ft_gemm_items(&gp, mc), n_items = N * G * per;
-#pragma omp for schedule(static)
-      for (int64_t it = 0; it < n_items; it++) {
-        int64_t ng = it / per, n = ng / G, g = ng % G;
-        ft_gemm_op gi = gp;
-        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
-        else gi.a = W + g * Mg * Kg;
-        gi.b = X + (n * C + g * Cg) * S_in;
-        gi.c = Y + (n * CO + g * Mg) * S_out;
-        if (R) gi.e.res = R + (n * CO + g * Mg) * S_out;
-        if (bias) gi.e.bias = bias + g * Mg;
-        ft_gemm_item(&gi, mc, it % per);
-      }
-    } else {
-      for (int64_t ng = 0; ng < N * G; ng++) {
-        int64_t n = ng / G, g = ng % G;
-        const float *xg = X + (n * C + g * Cg) * S_in;
-        for (int64_t c0 = 0; c0 < S_out; c0 += chunk) {
-          int64_t nc = S_out - c0 < chunk ? S_out - c0 : chunk;
-#pragma omp for schedule(static)
-          for (int64_t kr = 0; kr < Kg; kr++) ft_conv_im2col_row(p, xg, kr, c0, nc, col);
-          ft_gemm_op gi = g0;
-          gi.N = nc;
-          if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
-          else gi.a = W + g * Mg * Kg;
-          gi.b = col;
-          gi.b_rs = nc;
-          gi.c = Y + (n * CO + g * Mg) * S_out + c0;
-          if (R) gi.e.res = R + (n * CO + g * Mg) * S_out + c0;
-          if (bias) gi.e.bias = bias + g * Mg;
-          int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(static)
-          for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
-        }
-      }
+  if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
+    g0.N = S_out;
+    ft_conv_pw_ctx c = {p, &g0, X, W, bias, R, Y, mc, ft_gemm_items(&g0, mc)};
+    ft_parallel_for(N * G * c.per, par, ft_conv_pw_run, &c);
+    return;
+  }
+  ft_conv_shift q;
+  memset(&q, 0, sizeof q);
+  ft_conv_ctx c = {p, &q, NULL, col, 0, 0};
+  int64_t *rowoff = NULL;
+  if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
+    q = ft_conv_shift_geo(p);
+    rowoff = (int64_t *)(col + q.floats);
+    ft_conv_shift_rowoff(p, &q, rowoff);
+  }
+  for (int64_t ng = 0; ng < N * G; ng++) {
+    int64_t n = ng / G, g = ng % G;
+    c.xg = X + (n * C + g * Cg) * S_in;
+    ft_gemm_op gi = ft_conv_group_gemm(p, &g0, W, bias, R, Y, n, g);
+    gi.b = col;
+    if (p[FT_CV_MODE] == FT_CV_SHIFTED) { /* one GEMM over the padded width, extra columns dropped */
+      ft_parallel_for(Cg + 1, par, ft_conv_pad_run, &c);
+      gi.N = p[FT_CV_OUT + 1] * q.Wq;
+      gi.c_wrap = q.Wq;
+      gi.c_keep = p[FT_CV_OUT + 2];
+      gi.b_rowoff = rowoff;
+      ft_gemm_run_par(&gi, mc, par);
+      continue;
+    }
+    for (c.c0 = 0; c.c0 < S_out; c.c0 += chunk) { /* im2col, a chunk of output columns at a time */
+      c.nc = S_out - c.c0 < chunk ? S_out - c.c0 : chunk;
+      ft_parallel_for(Kg, par, ft_conv_im2col_run, &c);
+      ft_gemm_op gc = gi;
+      gc.N = c.nc;
+      gc.b_rs = c.nc;
+      gc.c += c.c0;
+      if (R) gc.e.res += c.c0;
+      ft_gemm_run_par(&gc, mc, par);
     }
   }
 }
@@ -724,17 +770,41 @@ static void ft_convt_col2im(const int64_t *p, const float *cols, int64_t m, int6
   }
 }
 
+typedef struct {
+  const int64_t *p;
+  const float *bias, *cols;
+  float *Y;
+  int64_t S_out, n, g, c0, nc;
+} ft_convt_ctx;
+
+/* Planes [lo, hi) of Y set to their bias. */
+static void ft_convt_bias_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_convt_ctx *c = (const ft_convt_ctx *)ctx;
+  for (int64_t pl = lo; pl < hi; pl++) {
+    float b0 = c->bias ? c->bias[pl % c->p[FT_CV_CO]] : 0.0f;
+    for (int64_t i = 0; i < c->S_out; i++) c->Y[pl * c->S_out + i] = b0;
+  }
+}
+
+/* Output channels [lo, hi) of group (n, g): the column chunk added in. */
+static void ft_convt_col2im_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_convt_ctx *c = (const ft_convt_ctx *)ctx;
+  int64_t CO = c->p[FT_CV_CO], Mg = CO / c->p[FT_CV_G];
+  for (int64_t m = lo; m < hi; m++)
+    ft_convt_col2im(c->p, c->cols, m, c->c0, c->nc, c->Y + (c->n * CO + c->g * Mg + m) * c->S_out);
+}
+
 static void ft_convtranspose_f32(const int64_t *p, const double *f, const void *const *in,
                                  void *const *out, void *scratch) {
   (void)f;
   const float *X = (const float *)in[0], *W = (const float *)in[1];
-  const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
-  float *Y = (float *)out[0], *cols = (float *)scratch;
+  float *cols = (float *)scratch;
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G];
   int64_t Mg = CO / G, Cg = C / G, kvol = p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2], Mk = Mg * kvol;
   int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
-  int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   int64_t wper = ft_gemm_packed_a_floats(Mk, Cg), chunk = p[FT_CV_CHUNK];
+  ft_convt_ctx c = {p, p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL, cols, (float *)out[0],
+                    p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], 0, 0, 0, 0};
   ft_gemm_op g0;
   memset(&g0, 0, sizeof g0);
   g0.M = Mk; g0.K = Cg;
@@ -743,32 +813,21 @@ static void ft_convtranspose_f32(const int64_t *p, const double *f, const void *
   g0.e.alpha = 1;
   int64_t mc = ft_gemm_mc(Mk, Cg);
   int par = N * Mk * S_in * Cg > FT_GEMM_PAR_FLOPS;
-  (void)par; (void)wper;
-#pragma omp parallel if (par)
-  {
-#pragma omp for schedule(static)
-    for (int64_t pl = 0; pl < N * CO; pl++) {
-      float b0 = bias ? bias[pl % CO] : 0.0f;
-      for (int64_t i = 0; i < S_out; i++) Y[pl * S_out + i] = b0;
-    }
-    for (int64_t ng = 0; ng < N * G; ng++) {
-      int64_t n = ng / G, g = ng % G;
-      for (int64_t c0 = 0; c0 < S_in; c0 += chunk) {
-        int64_t nc = S_in - c0 < chunk ? S_in - c0 : chunk;
-        ft_gemm_op gi = g0;
-        gi.N = nc;
-        gi.ldc = nc;
-        if (p[FT_CV_PACKED]) gi.ap = W + g * wper;
-        else gi.a = W + g * Cg * Mk;
-        gi.b = X + (n * C + g * Cg) * S_in + c0;
-        gi.c = cols;
-        int64_t n_items = ft_gemm_items(&gi, mc);
-#pragma omp for schedule(static)
-        for (int64_t it = 0; it < n_items; it++) ft_gemm_item(&gi, mc, it);
-#pragma omp for schedule(static)
-        for (int64_t m = 0; m < Mg; m++)
-          ft_convt_col2im(p, cols, m, c0, nc, Y + (n * CO + g * Mg + m) * S_out);
-      }
+  ft_parallel_for(N * CO, par, ft_convt_bias_run, &c);
+  for (int64_t ng = 0; ng < N * G; ng++) {
+    c.n = ng / G;
+    c.g = ng % G;
+    for (c.c0 = 0; c.c0 < S_in; c.c0 += chunk) {
+      c.nc = S_in - c.c0 < chunk ? S_in - c.c0 : chunk;
+      ft_gemm_op gi = g0;
+      gi.N = c.nc;
+      gi.ldc = c.nc;
+      if (p[FT_CV_PACKED]) gi.ap = W + c.g * wper;
+      else gi.a = W + c.g * Cg * Mk;
+      gi.b = X + (c.n * C + c.g * Cg) * S_in + c.c0;
+      gi.c = cols;
+      ft_gemm_run_par(&gi, mc, par);
+      ft_parallel_for(Mg, par, ft_convt_col2im_run, &c);
     }
   }
 }

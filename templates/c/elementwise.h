@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "fastmath.h"
+#include "parallel.h"
 #include "scalar_ops.h"
 #include "tensor.h"
 
@@ -111,20 +112,24 @@ static inline ft_ew_reg ft_ew_operand(int64_t x, const ft_ew_reg *regs) {
   return regs[x];
 }
 
-static void ft_elementwise_f32(const int64_t *p, const double *f, const void *const *in,
-                               void *const *out, void *scratch) {
-  (void)f; (void)scratch;
-  const int n_in = (int)p[0], m = (int)p[1], T = (int)p[2];
+/* Chunks [lo, hi) of FT_EW_CHUNK elements of the innermost dim (nblk per outer index). */
+typedef struct {
+  const int64_t *p;
+  const void *const *in;
+  float *Y;
+} ft_ew_ctx;
+
+static void ft_elementwise_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_ew_ctx *c = (const ft_ew_ctx *)ctx;
+  const int64_t *p = c->p;
+  const void *const *in = c->in;
+  const int n_in = (int)p[0], m = (int)p[1];
   const int64_t *prog = p + 4, *bp = p + p[3];
   const int r = (int)bp[0];
   const int64_t *dims = bp + 1, *st = bp + 1 + r; /* st[i * r + k]: input i, dim k */
   const int64_t inner = dims[r - 1], nblk = (inner + FT_EW_CHUNK - 1) / FT_EW_CHUNK;
-  int64_t outer = 1;
-  for (int k = 0; k < r - 1; k++) outer *= dims[k];
-  float *Y = (float *)out[0];
-  (void)T;
-#pragma omp parallel for schedule(static) if (outer * inner * m > FT_EW_PAR_WORK)
-  for (int64_t it = 0; it < outer * nblk; it++) {
+  float *Y = c->Y;
+  for (int64_t it = lo; it < hi; it++) {
     float tmp[FT_EW_MAXT][FT_EW_CHUNK] __attribute__((aligned(64)));
     ft_ew_reg regs[FT_EW_MAXIN + FT_EW_MAXT];
     int64_t o = it / nblk, j0 = it % nblk * FT_EW_CHUNK, yoff = o * inner + j0;
@@ -158,6 +163,19 @@ static void ft_elementwise_f32(const int64_t *p, const double *f, const void *co
       }
     }
   }
+}
+
+static void ft_elementwise_f32(const int64_t *p, const double *f, const void *const *in,
+                               void *const *out, void *scratch) {
+  (void)f; (void)scratch;
+  const int m = (int)p[1];
+  const int64_t *bp = p + p[3], *dims = bp + 1;
+  const int r = (int)bp[0];
+  const int64_t inner = dims[r - 1], nblk = (inner + FT_EW_CHUNK - 1) / FT_EW_CHUNK;
+  int64_t outer = 1;
+  for (int k = 0; k < r - 1; k++) outer *= dims[k];
+  ft_ew_ctx c = {p, in, (float *)out[0]};
+  ft_parallel_for(outer * nblk, outer * inner * m > FT_EW_PAR_WORK, ft_elementwise_run, &c);
 }
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "parallel.h"
 #include "tensor.h"
 
 typedef float ft_fln_v __attribute__((vector_size(64)));
@@ -102,10 +103,19 @@ static inline void ft_fln_normalize(const float *s, float *y, int64_t n, float m
 /* Rows [0, rows) of x [+ bias] [+ skip] normalized into Y; the sum into Sum when not NULL. The
  * sum is x + bias + skip, added in that order (the order of the graph it replaces: bias first,
  * then the residual). */
-static void ft_fln_rows(int64_t rows, int64_t cols, const float *X, const float *bias, const float *S,
-                        const float *gamma, const float *beta, float eps, float *Y, float *Sum) {
-#pragma omp parallel for schedule(static) if (rows * cols >= FT_FLN_PAR_ELEMS)
-  for (int64_t r = 0; r < rows; r++) {
+typedef struct {
+  int64_t cols;
+  const float *X, *bias, *S, *gamma, *beta;
+  float eps, *Y, *Sum;
+} ft_fln_ctx;
+
+static void ft_fln_rows_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_fln_ctx *c = (const ft_fln_ctx *)ctx;
+  const int64_t cols = c->cols;
+  const float *X = c->X, *bias = c->bias, *S = c->S, *gamma = c->gamma, *beta = c->beta;
+  const float eps = c->eps;
+  float *Y = c->Y, *Sum = c->Sum;
+  for (int64_t r = lo; r < hi; r++) {
     const float *x = X + r * cols;
     float *y = Y + r * cols, *s = Sum ? Sum + r * cols : y, mean, rstd;
     const float *t[3] = {x, bias ? bias : (S ? S + r * cols : NULL), bias && S ? S + r * cols : NULL};
@@ -120,6 +130,13 @@ static void ft_fln_rows(int64_t rows, int64_t cols, const float *X, const float 
     else ft_fln_sum_row(3, t, s, cols, eps, &mean, &rstd);
     ft_fln_normalize(s, y, cols, mean, rstd, gamma, beta);
   }
+}
+
+
+static void ft_fln_rows(int64_t rows, int64_t cols, const float *X, const float *bias, const float *S,
+                        const float *gamma, const float *beta, float eps, float *Y, float *Sum) {
+  ft_fln_ctx c = {cols, X, bias, S, gamma, beta, eps, Y, Sum};
+  ft_parallel_for(rows, rows * cols >= FT_FLN_PAR_ELEMS, ft_fln_rows_run, &c);
 }
 
 /* ftax.LayerNorm. p: [rows, cols, has_beta]; f[0] = epsilon. in: X, Gamma, Beta; out: Y. */
@@ -147,17 +164,24 @@ static void ft_skip_layernorm_f32(const int64_t *p, const double *f, const void 
  * (a constant such as position embeddings, broadcast over the batch). A negative id counts
  * from the end of the table; one still out of range adds a row of zeros, as Gather gives. */
 #define FT_ELN_MAX_GATHER 4
-static void ft_embed_layernorm_f32(const int64_t *p, const double *f, const void *const *in,
-                                   void *const *out, void *scratch) {
-  (void)scratch;
-  const int64_t rows = p[0], cols = p[1], ng = p[2], dense_rows = p[3];
+typedef struct {
+  const int64_t *p;
+  const void *const *in;
+  void *const *out;
+  float eps;
+} ft_eln_ctx;
+
+static void ft_embed_layernorm_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_eln_ctx *c = (const ft_eln_ctx *)ctx;
+  const int64_t *p = c->p;
+  const void *const *in = c->in;
+  const int64_t cols = p[1], ng = p[2], dense_rows = p[3];
   const int has_beta = p[4] != 0, has_sum = p[5] != 0;
-  const float eps = (float)f[0];
+  const float eps = c->eps;
   const float *gamma = (const float *)in[0], *beta = has_beta ? (const float *)in[1] : NULL;
   const float *dense = dense_rows ? (const float *)in[2] : NULL;
-  float *Y = (float *)out[0], *Sum = has_sum ? (float *)out[1] : NULL;
-#pragma omp parallel for schedule(static) if (rows * cols >= FT_FLN_PAR_ELEMS)
-  for (int64_t r = 0; r < rows; r++) {
+  float *Y = (float *)c->out[0], *Sum = has_sum ? (float *)c->out[1] : NULL;
+  for (int64_t r = lo; r < hi; r++) {
     const float *t[FT_ELN_MAX_GATHER + 1];
     int nt = 0, missing = 0;
     for (int64_t k = 0; k < ng; k++) {
@@ -183,6 +207,14 @@ static void ft_embed_layernorm_f32(const int64_t *p, const double *f, const void
     else ft_fln_sum_row(5, t, s, cols, eps, &mean, &rstd);
     ft_fln_normalize(s, y, cols, mean, rstd, gamma, beta);
   }
+}
+
+
+static void ft_embed_layernorm_f32(const int64_t *p, const double *f, const void *const *in,
+                                   void *const *out, void *scratch) {
+  (void)scratch;
+  ft_eln_ctx c = {p, in, out, (float)f[0]};
+  ft_parallel_for(p[0], p[0] * p[1] >= FT_FLN_PAR_ELEMS, ft_embed_layernorm_run, &c);
 }
 
 #endif

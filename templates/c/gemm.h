@@ -16,7 +16,7 @@
  * prepacked from ftaxc (given plain, as in constant folding, Conv runs about 40% slower).
  *
  * Work is split into items (a block of rows x one NR-wide column panel, all of K), the unit of
- * the OpenMP loops; items never share output elements.
+ * the parallel loops (parallel.h); items never share output elements.
  *
  * The vector type uses GCC vector extensions: AVX-512 with -march=native on this machine,
  * correct (and narrower) code anywhere else. Every element of C is computed by the same
@@ -34,6 +34,7 @@
 
 #include "fastmath.h"
 #include "gemm_params.h"
+#include "parallel.h"
 #include "scalar_ops.h"
 #include "tensor.h"
 
@@ -723,13 +724,26 @@ static inline void ft_gemm_item(const ft_gemm_op *g, int64_t mc, int64_t it) {
 /* Big enough to be worth waking threads for. */
 #define FT_GEMM_PAR_FLOPS (1 << 20)
 
-/* One whole GEMM; call it outside any parallel region. */
-static void ft_gemm_run(const ft_gemm_op *g) {
+/* Items [lo, hi) of one GEMM (a parallel loop's chunk). */
+typedef struct {
+  const ft_gemm_op *g;
+  int64_t mc;
+} ft_gemm_items_ctx;
+
+static void ft_gemm_items_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_gemm_items_ctx *c = (const ft_gemm_items_ctx *)ctx;
+  for (int64_t it = lo; it < hi; it++) ft_gemm_item(c->g, c->mc, it);
+}
+
+/* One whole GEMM in row blocks of mc, its items spread over the threads when par. */
+static void ft_gemm_run_par(const ft_gemm_op *g, int64_t mc, int par) {
   if (g->M <= 0 || g->N <= 0) return;
-  int64_t mc = ft_gemm_mc(g->M, g->K), n = ft_gemm_items(g, mc);
-  (void)n;
-#pragma omp parallel for schedule(static) if (g->M * g->N * g->K > FT_GEMM_PAR_FLOPS)
-  for (int64_t it = 0; it < n; it++) ft_gemm_item(g, mc, it);
+  ft_gemm_items_ctx c = {g, mc};
+  ft_parallel_for(ft_gemm_items(g, mc), par, ft_gemm_items_run, &c);
+}
+
+static void ft_gemm_run(const ft_gemm_op *g) {
+  ft_gemm_run_par(g, ft_gemm_mc(g->M, g->K), g->M * g->N * g->K > FT_GEMM_PAR_FLOPS);
 }
 
 /* ---- MatMul and Gemm kernel ----------------------------------------------------------------
@@ -753,16 +767,53 @@ static inline size_t ft_mm_scratch(int64_t M, int64_t K, int64_t a_nmat) {
   return sizeof(float) * (size_t)(ft_gemm_packed_a_floats(M, K) * a_nmat);
 }
 
+/* One MatMul call as the parallel loops see it. */
+typedef struct {
+  const int64_t *p;
+  const ft_gemm_op *g0;
+  const float *A, *B;
+  float *Y, *apk;
+  int64_t mc, per, nsl, apk_per, bpk_per;
+} ft_mm_ctx;
+
+/* Slivers [lo, hi) of every A matrix into scratch. */
+static void ft_mm_pack_a_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_mm_ctx *c = (const ft_mm_ctx *)ctx;
+  const int64_t M = c->g0->M, K = c->g0->K;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t m = it / c->nsl, s = it % c->nsl;
+    ft_gemm_pack_a_sliver(M, c->A + m * M * K, c->g0->a_rs, c->g0->a_cs, s, 0, K,
+                          c->apk + m * c->apk_per + s * K * FT_GEMM_MR);
+  }
+}
+
+/* Items [lo, hi) over all batch matrices. */
+static void ft_mm_items_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_mm_ctx *c = (const ft_mm_ctx *)ctx;
+  const int64_t *p = c->p, r = p[FT_MM_BRANK], *bd = p + FT_MM_BDIMS, *as = bd + r, *bs = as + r;
+  const int64_t M = c->g0->M, N = c->g0->N, K = c->g0->K;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t b = it / c->per, ai = 0, bi = 0, rem = b;
+    for (int64_t d = r - 1; d >= 0; d--) { /* batch index -> A and B matrices */
+      int64_t x = rem % bd[d];
+      rem /= bd[d];
+      ai += x * as[d];
+      bi += x * bs[d];
+    }
+    ft_gemm_op g = *c->g0;
+    g.ap = c->apk + ai * c->apk_per;
+    if (p[FT_MM_PACKED]) g.bp = c->B + bi * c->bpk_per;
+    else g.b = c->B + bi * K * N;
+    g.c = c->Y + b * M * N;
+    ft_gemm_item(&g, c->mc, it % c->per);
+  }
+}
+
 static void ft_matmul_f32(const int64_t *p, const double *f, const void *const *in,
                           void *const *out, void *scratch) {
   int64_t M = p[FT_MM_M], N = p[FT_MM_N], K = p[FT_MM_K], r = p[FT_MM_BRANK];
-  int64_t a_nmat = p[FT_MM_A_NMAT], nbatch = 1;
-  const int64_t *bd = p + FT_MM_BDIMS, *as = bd + r, *bs = as + r;
-  for (int64_t d = 0; d < r; d++) nbatch *= bd[d];
-  const float *A = (const float *)in[0], *B = (const float *)in[1];
-  float *Y = (float *)out[0], *apk = (float *)scratch;
-  int64_t apk_per = ft_gemm_packed_a_floats(M, K), bpk_per = ft_gemm_packed_b_floats(K, N);
-  int64_t nsl = (M + FT_GEMM_MR - 1) / FT_GEMM_MR;
+  int64_t nbatch = 1;
+  for (int64_t d = 0; d < r; d++) nbatch *= p[FT_MM_BDIMS + d];
   ft_gemm_op g0;
   memset(&g0, 0, sizeof g0);
   g0.M = M; g0.N = N; g0.K = K; g0.ldc = N;
@@ -779,33 +830,13 @@ static void ft_matmul_f32(const int64_t *p, const double *f, const void *const *
   g0.e.lo = (float)f[2];
   g0.e.hi = (float)f[3];
   if (M <= 0 || N <= 0) return;
-  int64_t mc = ft_gemm_mc(M, K), per = ft_gemm_items(&g0, mc), n = per * nbatch;
-  (void)n; (void)nsl; (void)apk_per;
-#pragma omp parallel if (nbatch * M * N * K > FT_GEMM_PAR_FLOPS)
-  {
-#pragma omp for schedule(static)
-    for (int64_t it = 0; it < a_nmat * nsl; it++) {
-      int64_t m = it / nsl, s = it % nsl;
-      ft_gemm_pack_a_sliver(M, A + m * M * K, g0.a_rs, g0.a_cs, s, 0, K,
-                            apk + m * apk_per + s * K * FT_GEMM_MR);
-    }
-#pragma omp for schedule(static)
-    for (int64_t it = 0; it < n; it++) {
-      int64_t b = it / per, ai = 0, bi = 0, rem = b;
-      for (int64_t d = r - 1; d >= 0; d--) { /* batch index -> A and B matrices */
-        int64_t x = rem % bd[d];
-        rem /= bd[d];
-        ai += x * as[d];
-        bi += x * bs[d];
-      }
-      ft_gemm_op g = g0;
-      g.ap = apk + ai * apk_per;
-      if (p[FT_MM_PACKED]) g.bp = B + bi * bpk_per;
-      else g.b = B + bi * K * N;
-      g.c = Y + b * M * N;
-      ft_gemm_item(&g, mc, it % per);
-    }
-  }
+  ft_mm_ctx c = {p, &g0, (const float *)in[0], (const float *)in[1], (float *)out[0], (float *)scratch,
+                 ft_gemm_mc(M, K), 0, (M + FT_GEMM_MR - 1) / FT_GEMM_MR,
+                 ft_gemm_packed_a_floats(M, K), ft_gemm_packed_b_floats(K, N)};
+  c.per = ft_gemm_items(&g0, c.mc);
+  int par = nbatch * M * N * K > FT_GEMM_PAR_FLOPS;
+  ft_parallel_for(p[FT_MM_A_NMAT] * c.nsl, par, ft_mm_pack_a_run, &c);
+  ft_parallel_for(c.per * nbatch, par, ft_mm_items_run, &c);
 }
 
 /* Integer MatMul: plain loops (exact; integer MatMul is never the hot path). p as above, no

@@ -11,10 +11,20 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "parallel.h"
 #include "pool_params.h"
 #include "tensor.h"
 
 #define FT_POOL_PAR_WORK (1 << 18)
+
+/* One pooling call as its parallel loop over planes sees it. */
+typedef struct {
+  const int64_t *p;
+  const double *f;
+  const void *const *in;
+  void *const *out;
+  int kind;
+} ft_pool_ctx;
 
 /* Output positions o in [0, n) whose tap at offset off (input index o*s + off) lies in
  * [lo, hi): returns the range [*a, *b). */
@@ -62,17 +72,19 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
 
 /* MaxPool: out[0] the values, out[1] (optional) int64 indices into the flattened input. */
 #define FT_MAXPOOL(sfx, T, LOWEST)                                                             \
-  static void ft_maxpool_##sfx(const int64_t *p, const double *f, const void *const *in,       \
-                               void *const *out, void *scratch) {                              \
-    (void)f; (void)scratch;                                                                    \
+  static void ft_maxpool_##sfx##_run(const void *ctx, int64_t lo, int64_t hi) {                \
+    const ft_pool_ctx *c_ = (const ft_pool_ctx *)ctx;                                          \
+    const int64_t *p = c_->p;                                                                  \
+    const void *const *in = c_->in;                                                            \
+    void *const *out = c_->out;                                                                \
     const int64_t *ins = p + FT_PL_IN, *outs = p + FT_PL_OUT;                                  \
     int64_t S_in = ins[0] * ins[1] * ins[2], S_out = outs[0] * outs[1] * outs[2];              \
     int64_t planes = p[FT_PL_PLANES], OW = outs[2];                                            \
     const T *X = (const T *)in[0];                                                             \
     T *Y = (T *)out[0];                                                                        \
     int64_t *I = p[FT_PL_HAS_IDX] ? (int64_t *)out[1] : NULL;                                                            \
-    _Pragma("omp parallel for schedule(static) if (planes * S_out > FT_POOL_PAR_WORK)")        \
-    for (int64_t pl = 0; pl < planes; pl++) {                                                  \
+    (void)planes;                                                                              \
+    for (int64_t pl = lo; pl < hi; pl++) {                                                     \
       const T *x = X + pl * S_in;                                                              \
       for (int64_t od = 0; od < outs[0]; od++)                                                 \
         for (int64_t oh = 0; oh < outs[1]; oh++) {                                             \
@@ -106,6 +118,14 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
           }                                                                                    \
         }                                                                                      \
     }                                                                                          \
+  }                                                                                            \
+  static void ft_maxpool_##sfx(const int64_t *p, const double *f, const void *const *in,       \
+                               void *const *out, void *scratch) {                              \
+    (void)scratch;                                                                             \
+    const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];                             \
+    ft_pool_ctx c_ = {p, f, in, out, 0};                                                       \
+    ft_parallel_for(planes, planes * outs[0] * outs[1] * outs[2] > FT_POOL_PAR_WORK,          \
+                    ft_maxpool_##sfx##_run, &c_);                                              \
   }
 FT_MAXPOOL(f32, float, -INFINITY)
 FT_MAXPOOL(f64, double, -INFINITY)
@@ -116,8 +136,13 @@ FT_MAXPOOL(i64, int64_t, INT64_MIN)
 #undef FT_MAXPOOL
 
 /* AveragePool (f[0] unused) and LpPool (f[0] = p): window sums, then the divisor or the root. */
-static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void *const *in,
-                                  void *const *out, int lp) {
+static void ft_avgpool_lppool_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_pool_ctx *c = (const ft_pool_ctx *)ctx;
+  const int64_t *p = c->p;
+  const double *f = c->f;
+  const void *const *in = c->in;
+  void *const *out = c->out;
+  const int lp = c->kind;
   const int64_t *ins = p + FT_PL_IN, *outs = p + FT_PL_OUT, *k = p + FT_PL_K, *s = p + FT_PL_S;
   const int64_t *d = p + FT_PL_D, *pb = p + FT_PL_P, *pe = p + FT_PL_PE;
   int64_t S_in = ins[0] * ins[1] * ins[2], S_out = outs[0] * outs[1] * outs[2];
@@ -125,8 +150,8 @@ static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void 
   const float *X = (const float *)in[0];
   float *Y = (float *)out[0];
   float pw = lp ? (float)f[0] : 1.0f;
-#pragma omp parallel for schedule(static) if (planes * S_out > FT_POOL_PAR_WORK)
-  for (int64_t pl = 0; pl < planes; pl++) {
+  (void)planes;
+  for (int64_t pl = lo; pl < hi; pl++) {
     const float *x = X + pl * S_in;
     for (int64_t od = 0; od < outs[0]; od++)
       for (int64_t oh = 0; oh < outs[1]; oh++) {
@@ -166,6 +191,13 @@ static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void 
   }
 }
 
+static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void *const *in,
+                                  void *const *out, int lp) {
+  const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];
+  ft_pool_ctx c = {p, f, in, out, lp};
+  ft_parallel_for(planes, planes * outs[0] * outs[1] * outs[2] > FT_POOL_PAR_WORK, ft_avgpool_lppool_run, &c);
+}
+
 static void ft_avgpool_f32(const int64_t *p, const double *f, const void *const *in,
                            void *const *out, void *scratch) {
   (void)scratch;
@@ -181,14 +213,19 @@ static void ft_lppool_f32(const int64_t *p, const double *f, const void *const *
 /* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool. Sixteen running lanes per
  * plane, so the reductions vectorize in a fixed order. */
 #define FT_GPOOL_LANES 16
-static void ft_global_pool_f32(const int64_t *p, const double *f, const void *const *in,
-                               void *const *out, int kind /* 0 avg, 1 max, 2 lp */) {
+static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_pool_ctx *c = (const ft_pool_ctx *)ctx;
+  const int64_t *p = c->p;
+  const double *f = c->f;
+  const void *const *in = c->in;
+  void *const *out = c->out;
+  const int kind = c->kind; /* 0 avg, 1 max, 2 lp */
   int64_t planes = p[0], S = p[1];
   const float *X = (const float *)in[0];
   float *Y = (float *)out[0];
   float pw = kind == 2 ? (float)f[0] : 1.0f;
-#pragma omp parallel for schedule(static) if (planes * S > FT_POOL_PAR_WORK)
-  for (int64_t pl = 0; pl < planes; pl++) {
+  (void)planes;
+  for (int64_t pl = lo; pl < hi; pl++) {
     const float *x = X + pl * S;
     float acc[FT_GPOOL_LANES], r;
     int64_t i = 0;
@@ -215,6 +252,12 @@ static void ft_global_pool_f32(const int64_t *p, const double *f, const void *co
     }
     Y[pl] = r;
   }
+}
+
+static void ft_global_pool_f32(const int64_t *p, const double *f, const void *const *in,
+                               void *const *out, int kind) {
+  ft_pool_ctx c = {p, f, in, out, kind};
+  ft_parallel_for(p[0], p[0] * p[1] > FT_POOL_PAR_WORK, ft_global_pool_run, &c);
 }
 
 static void ft_global_avgpool_f32(const int64_t *p, const double *f, const void *const *in,

@@ -17,7 +17,7 @@ bound=" "
 tries=0
 while :; do
   # shellcheck disable=SC2086
-  "$build/ftaxc" "$test/model.onnx" -o "$prog" --cflags "${FTAX_PROGRAM_CFLAGS:--O1 -march=native -fopenmp}" $binds >"$log" 2>&1
+  "$build/ftaxc" "$test/model.onnx" -o "$prog" --cflags "${FTAX_PROGRAM_CFLAGS:--O1 -march=native -pthread}" $binds >"$log" 2>&1
   rc=$?
   k=$(sed -n "s/.*is graph input #\([0-9]*\) '\([^']*\)'.*/\1/p" "$log" | head -n 1)
   n=$(sed -n "s/.*is graph input #\([0-9]*\) '\([^']*\)'.*/\2/p" "$log" | head -n 1)

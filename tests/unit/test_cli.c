@@ -122,7 +122,7 @@ Test(cli, ftaxc_io_failures_exit_4_and_leave_nothing) {
 
 static char *build_program(void) {
   char *model = good_model(), *prog = tu_fmt("%s/prog", dir), *log;
-  char *argv[] = {FTAXC, model, "-o", prog, "--dim", "batch=2", "--cflags", "-O0 -fopenmp", NULL};
+  char *argv[] = {FTAXC, model, "-o", prog, "--dim", "batch=2", "--cflags", "-O0 -pthread", NULL};
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   cr_assert(tu_exists(prog));
   return prog;
@@ -217,7 +217,7 @@ Test(cli, bfloat16_input_takes_the_onnx_test_data_form, .timeout = 60) {
   tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
   char *model = tu_fmt("%s/bf16.onnx", dir), *prog = tu_fmt("%s/bf16prog", dir), *log;
   tb_write_model(tb_model(gp, 13), model);
-  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -pthread", NULL};
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
 
   const uint16_t bits[6] = {0x3f80, 0xc000, 0x3ec0, 0x0000, 0x7f80, 0x4049}; /* 1 -2 0.375 0 inf 3.140625 */
@@ -341,7 +341,7 @@ Test(cli, model_names_are_printed_escaped, .timeout = 60) {
   tb_add_output(gp, tb_value("y\x07", FT_FLOAT, NULL));
   char *model = tu_fmt("%s/evil.onnx", dir), *prog = tu_fmt("%s/evilprog", dir), *log;
   tb_write_model(tb_model(gp, 13), model);
-  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -pthread", NULL};
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   cr_assert_eq(run_prog(prog, &log, "--help", NULL, NULL, NULL), 0, "%s", log);
   cr_assert(strstr(log, "x\\x1b[2J\\x0arm -rf"), "the input's name, escaped: %s", log);
@@ -363,7 +363,7 @@ Test(cli, program_out_of_memory_exits_4, .timeout = 120) {
   tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
   char *model = tu_fmt("%s/big.onnx", dir), *prog = tu_fmt("%s/bigprog", dir), *log;
   tb_write_model(tb_model(gp, 13), model);
-  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -fopenmp", NULL};
+  char *argv[] = {FTAXC, model, "-o", prog, "--cflags", "-O0 -pthread", NULL};
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   char *cmd = tu_fmt("ulimit -v 524288 && exec '%s' --bench --iters 1 --warmup 0", prog);
   char *sh[] = {"/bin/sh", "-c", cmd, NULL};

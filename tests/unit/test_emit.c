@@ -183,9 +183,9 @@ Test(emit, two_models_link_into_one_binary, .timeout = 120) {
   fputs(main_c, f);
   fclose(f);
   char *cc[] = {"/bin/sh", "-c",
-                "cc -O0 -fopenmp -DALPHA_NO_MAIN -c alpha.c -o alpha.o && "
-                "cc -O0 -fopenmp -DBETA_NO_MAIN -c beta.c -o beta.o && "
-                "cc -O0 -fopenmp main.c alpha.o beta.o -lm -o both",
+                "cc -O0 -pthread -DALPHA_NO_MAIN -c alpha.c -o alpha.o && "
+                "cc -O0 -pthread -DBETA_NO_MAIN -c beta.c -o beta.o && "
+                "cc -O0 -pthread main.c alpha.o beta.o -lm -o both",
                 NULL};
   cr_assert_eq(tu_run(dir, &log, cc), 0, "building both models into one program failed:\n%s", log);
   char *run[] = {"./both", NULL};

@@ -8,9 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "gemm.h"
 #include "conv.h"
@@ -350,7 +347,6 @@ Test(convtranspose, groups_strides_pads) {
 /* ---- determinism across thread counts ---- */
 
 Test(gemm, same_bits_for_any_thread_count) {
-#ifdef _OPENMP
   int64_t M = 100, N = 300, K = 700;
   float *A = rand_buf(M * K), *B = rand_buf(K * N), *C1 = rand_buf(M * N), *C3 = rand_buf(M * N);
   ft_gemm_op g;
@@ -358,15 +354,13 @@ Test(gemm, same_bits_for_any_thread_count) {
   g.M = M; g.N = N; g.K = K; g.ldc = N;
   g.a = A; g.a_rs = K; g.a_cs = 1; g.b = B; g.b_rs = N; g.b_cs = 1;
   g.e.alpha = 1;
-  int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
+  ft_set_threads(1);
   g.c = C1;
   ft_gemm_run(&g);
-  omp_set_num_threads(3);
+  ft_set_threads(3);
   g.c = C3;
   ft_gemm_run(&g);
-  omp_set_num_threads(saved);
+  ft_set_threads(0);
   cr_assert(memcmp(C1, C3, sizeof(float) * (size_t)(M * N)) == 0, "results differ between 1 and 3 threads");
   free(A); free(B); free(C1); free(C3);
-#endif
 }

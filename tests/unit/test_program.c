@@ -156,8 +156,8 @@ Test(program, embedded_weights_run_without_the_file, .timeout = 120) {
   char *model = tu_fmt("%s/tests/models/arith_tiny/model.onnx", FTAX_SOURCE_DIR);
   char *set = tu_fmt("%s/tests/models/arith_tiny/test_data_set_0", FTAX_SOURCE_DIR);
   char *plain = tu_fmt("%s/plain", dir), *emb = tu_fmt("%s/emb", dir), *log;
-  char *a1[] = {FTAXC, model, "-o", plain, "--dim", "batch=1", "--cflags", "-O0 -fopenmp", NULL};
-  char *a2[] = {FTAXC, model, "-o", emb, "--dim", "batch=1", "--cflags", "-O0 -fopenmp", "--embed-weights", NULL};
+  char *a1[] = {FTAXC, model, "-o", plain, "--dim", "batch=1", "--cflags", "-O0 -pthread", NULL};
+  char *a2[] = {FTAXC, model, "-o", emb, "--dim", "batch=1", "--cflags", "-O0 -pthread", "--embed-weights", NULL};
   cr_assert_eq(tu_run(dir, &log, a1), 0, "%s", log);
   cr_assert_eq(tu_run(dir, &log, a2), 0, "%s", log);
   cr_assert_eq(unlink(tu_fmt("%s.weights", emb)), 0, "the embedded program's weights file is there to remove");

@@ -1,0 +1,219 @@
+/* Parallel loops for the kernels: one persistent pool of worker threads, shared by every kernel
+ * of the process, with dynamic hand-out of work.
+ *
+ *   ft_parallel_for(n, par, fn, ctx)    calls fn(ctx, lo, hi) over [0, n) in chunks, on the
+ *                                       pool's threads when par (the kernel's own test that
+ *                                       the loop is worth waking threads for), else serially
+ *   ft_set_threads(n)                   threads to use (caller included); 0 = the CPUs this
+ *                                       process may run on (sched_getaffinity), the default
+ *   ft_get_threads()
+ *
+ * Why not OpenMP: a parallel region ends at a barrier that every thread of the team must reach,
+ * including one the OS has descheduled because the machine is busy; with hundreds of regions per
+ * inference, a 2-thread program on a loaded machine became several times slower than its own
+ * 1-thread self. Here the calling thread starts on the chunks at once and the workers take
+ * chunks from a shared counter when they get to run, so a late worker only misses work: the
+ * caller waits for chunks that were taken, never for a worker to arrive. Idle workers spin a
+ * bounded while (FT_PAR_SPIN polls), then sleep on a condition variable.
+ *
+ * Which thread runs a chunk never changes a result: every item is computed by the same
+ * sequence of operations (the kernels' own rule). A call made from inside a chunk, or while
+ * another thread owns the pool, runs serially. FT_NO_THREADS (or a target without POSIX
+ * threads) compiles the pool out: every loop runs on the caller. */
+#ifndef FT_PARALLEL_H
+#define FT_PARALLEL_H
+
+#include <stdint.h>
+
+typedef void (*ft_par_fn)(const void *ctx, int64_t lo, int64_t hi);
+
+/* C++ sees this header only in CUDA programs' host code (cli.h), which runs no C kernels. */
+#if !defined(FT_NO_THREADS) && (defined(__cplusplus) || !(defined(__unix__) || defined(__APPLE__)))
+#define FT_NO_THREADS 1
+#endif
+
+#ifdef FT_NO_THREADS
+
+static inline void ft_set_threads(int n) { (void)n; }
+static inline int ft_get_threads(void) { return 1; }
+static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void *ctx) {
+  (void)par;
+  if (n > 0) fn(ctx, 0, n);
+}
+
+#else
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#ifndef FT_PAR_MAX_THREADS
+#define FT_PAR_MAX_THREADS 256
+#endif
+/* Polls of an idle worker before it sleeps (about 50-100 us), and of a caller waiting for taken
+ * chunks before it yields its CPU to whoever holds them. */
+#ifndef FT_PAR_SPIN
+#define FT_PAR_SPIN 4096
+#endif
+/* Chunks per thread a loop is cut into: enough that a thread that stalls holds little work. */
+#define FT_PAR_CHUNKS_PER_THREAD 8
+
+typedef struct {
+  _Atomic unsigned seq;   /* odd while a loop is open to workers */
+  _Atomic int active;     /* workers inside the open loop */
+  _Atomic int busy;       /* a caller owns the pool */
+  _Atomic int sleepers;
+  _Atomic int64_t next, done;
+  /* the open loop: written by its caller while no worker is inside */
+  ft_par_fn fn;
+  const void *ctx;
+  int64_t n, grain;
+  int helpers;            /* workers allowed into this loop (threads - 1) */
+  int want, started;      /* threads wanted (0: default), workers started */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} ft_pool;
+
+/* One pool per process: the kernel headers are compiled into several objects of ftax-eager and
+ * ftaxc, and they must share it (a weak definition: the linker keeps one). */
+__attribute__((weak)) ft_pool ft_pool_shared = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static inline void ft_par_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static inline int ft_default_threads(void) {
+#if defined(__linux__) && defined(CPU_COUNT)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+static inline int ft_get_threads(void) {
+  int t = atomic_load_explicit((_Atomic int *)&ft_pool_shared.want, memory_order_relaxed);
+  if (t <= 0) t = ft_default_threads();
+  return t < FT_PAR_MAX_THREADS ? t : FT_PAR_MAX_THREADS;
+}
+
+static inline void ft_set_threads(int n) {
+  atomic_store_explicit((_Atomic int *)&ft_pool_shared.want, n > 0 ? n : 0, memory_order_relaxed);
+}
+
+/* Take chunks until none is left. */
+static inline void ft_pool_chunks(ft_pool *P) {
+  const int64_t n = P->n, g = P->grain;
+  for (;;) {
+    int64_t lo = atomic_fetch_add(&P->next, g);
+    if (lo >= n) return;
+    int64_t hi = n - lo < g ? n : lo + g;
+    P->fn(P->ctx, lo, hi);
+    atomic_fetch_add(&P->done, hi - lo);
+  }
+}
+
+/* An idle worker: poll for a new loop, then sleep until one opens. Returns the new seq. */
+static inline unsigned ft_pool_wait(ft_pool *P, unsigned seen) {
+  for (int i = 0; i < FT_PAR_SPIN; i++) {
+    unsigned s = atomic_load_explicit(&P->seq, memory_order_acquire);
+    if (s != seen) return s;
+    ft_par_pause();
+  }
+  pthread_mutex_lock(&P->mu);
+  atomic_fetch_add(&P->sleepers, 1);
+  unsigned s;
+  while ((s = atomic_load(&P->seq)) == seen) pthread_cond_wait(&P->cv, &P->mu);
+  atomic_fetch_sub(&P->sleepers, 1);
+  pthread_mutex_unlock(&P->mu);
+  return s;
+}
+
+static void *ft_pool_worker(void *arg) {
+  ft_pool *P = &ft_pool_shared;
+  const int index = (int)(intptr_t)arg;
+  unsigned seen = atomic_load(&P->seq);
+  for (;;) {
+    unsigned s = ft_pool_wait(P, seen);
+    seen = s;
+    if (!(s & 1)) continue; /* a loop closed before this worker saw it open */
+    /* enter, then check the loop is still the one seen: its caller closes it before it waits
+     * for active to drop, so a worker that enters late leaves without touching its fields */
+    atomic_fetch_add(&P->active, 1);
+    if (atomic_load(&P->seq) == s && index < P->helpers) ft_pool_chunks(P);
+    atomic_fetch_sub(&P->active, 1);
+  }
+  return NULL;
+}
+
+/* Start workers up to threads - 1 (once; they live as long as the process). */
+static inline int ft_pool_start(ft_pool *P, int threads) {
+  while (P->started < threads - 1) {
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, ft_pool_worker, (void *)(intptr_t)P->started);
+    pthread_attr_destroy(&at);
+    if (rc != 0) break; /* run with the workers there are */
+    P->started++;
+  }
+  return P->started + 1;
+}
+
+/* Spin on a counter reaching a value; after a while yield the CPU, which on a busy machine may
+ * be what the thread holding the last chunk needs to finish it. */
+static inline void ft_pool_await(_Atomic int64_t *c, int64_t v) {
+  for (int i = 0; atomic_load_explicit(c, memory_order_acquire) != v; i++) {
+    if (i < FT_PAR_SPIN) ft_par_pause();
+    else sched_yield();
+  }
+}
+
+static inline void ft_pool_await_idle(ft_pool *P) {
+  for (int i = 0; atomic_load(&P->active) != 0; i++) {
+    if (i < FT_PAR_SPIN) ft_par_pause();
+    else sched_yield();
+  }
+}
+
+static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void *ctx) {
+  if (n <= 0) return;
+  ft_pool *P = &ft_pool_shared;
+  int threads = ft_get_threads();
+  if (n == 1 || !par || threads <= 1 || atomic_load_explicit(&P->busy, memory_order_relaxed) ||
+      atomic_exchange(&P->busy, 1)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  threads = ft_pool_start(P, threads);
+  int64_t chunks = (int64_t)threads * FT_PAR_CHUNKS_PER_THREAD;
+  P->fn = fn;
+  P->ctx = ctx;
+  P->n = n;
+  P->grain = n < chunks ? 1 : (n + chunks - 1) / chunks;
+  P->helpers = threads - 1;
+  atomic_store(&P->next, 0);
+  atomic_store(&P->done, 0);
+  unsigned s = atomic_load(&P->seq) + 1; /* odd: open */
+  atomic_store(&P->seq, s);
+  if (atomic_load(&P->sleepers) > 0) {
+    pthread_mutex_lock(&P->mu);
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+  }
+  ft_pool_chunks(P);
+  ft_pool_await(&P->done, n);
+  atomic_store(&P->seq, s + 1); /* closed */
+  ft_pool_await_idle(P);
+  atomic_store(&P->busy, 0);
+}
+
+#endif /* FT_NO_THREADS */
+
+#endif

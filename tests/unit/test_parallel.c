@@ -1,0 +1,157 @@
+/* The kernels' thread pool (templates/c/parallel.h): every index of a loop runs exactly once,
+ * whatever the thread count; a loop started from inside a chunk, or by a second thread while
+ * the pool is busy, runs serially and still completes; a worker that is kept from running
+ * delays nobody (the caller takes its share). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "parallel.h"
+
+typedef struct {
+  _Atomic int *hits;
+  int64_t n;
+  _Atomic int chunks;
+  _Atomic int64_t bad; /* ranges outside [0, n) or empty */
+} count_ctx;
+
+static void count_run(const void *ctx, int64_t lo, int64_t hi) {
+  count_ctx *c = (count_ctx *)ctx;
+  if (lo < 0 || hi > c->n || lo >= hi) atomic_fetch_add(&c->bad, 1);
+  for (int64_t i = lo; i < hi && i >= 0 && i < c->n; i++) atomic_fetch_add(&c->hits[i], 1);
+  atomic_fetch_add(&c->chunks, 1);
+}
+
+static void check_once(int threads, int64_t n) {
+  ft_set_threads(threads);
+  count_ctx c = {calloc((size_t)n, sizeof(_Atomic int)), n, 0, 0};
+  cr_assert_not_null(c.hits);
+  ft_parallel_for(n, 1, count_run, &c);
+  cr_assert_eq(atomic_load(&c.bad), 0, "%d threads, n %lld: a chunk outside the loop", threads, (long long)n);
+  for (int64_t i = 0; i < n; i++)
+    cr_assert_eq(atomic_load(&c.hits[i]), 1, "%d threads, n %lld: index %lld ran %d times", threads,
+                 (long long)n, (long long)i, atomic_load(&c.hits[i]));
+  free(c.hits);
+}
+
+Test(parallel, every_index_once_for_any_thread_count) {
+  static const int threads[] = {1, 2, 3, 8, 0};
+  static const int64_t sizes[] = {1, 2, 7, 64, 1000, 100003};
+  for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) check_once(threads[t], sizes[s]);
+  ft_set_threads(0);
+}
+
+Test(parallel, many_loops_in_a_row) { /* the open/close handshake, thousands of times */
+  ft_set_threads(4);
+  for (int r = 0; r < 5000; r++) check_once(4, 1 + r % 37);
+  ft_set_threads(0);
+}
+
+Test(parallel, not_parallel_runs_one_chunk_on_the_caller) {
+  ft_set_threads(4);
+  count_ctx c = {calloc(100, sizeof(_Atomic int)), 100, 0, 0};
+  ft_parallel_for(100, 0, count_run, &c);
+  cr_assert_eq(atomic_load(&c.chunks), 1);
+  for (int i = 0; i < 100; i++) cr_assert_eq(atomic_load(&c.hits[i]), 1);
+  free(c.hits);
+  ft_set_threads(0);
+}
+
+/* A loop inside a chunk of another loop. */
+typedef struct {
+  _Atomic int *hits; /* outer x inner */
+  int64_t inner;
+} nest_ctx;
+
+typedef struct {
+  const nest_ctx *outer;
+  int64_t row;
+} nest_row_ctx;
+
+static void nest_inner(const void *ctx, int64_t lo, int64_t hi) {
+  const nest_row_ctx *r = (const nest_row_ctx *)ctx;
+  for (int64_t j = lo; j < hi; j++) atomic_fetch_add(&r->outer->hits[r->row * r->outer->inner + j], 1);
+}
+
+static void nest_outer(const void *ctx, int64_t lo, int64_t hi) {
+  const nest_ctx *c = (const nest_ctx *)ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    nest_row_ctx r = {c, i};
+    ft_parallel_for(c->inner, 1, nest_inner, &r);
+  }
+}
+
+Test(parallel, nested_loops_complete) {
+  ft_set_threads(3);
+  nest_ctx c = {calloc(50 * 40, sizeof(_Atomic int)), 40};
+  ft_parallel_for(50, 1, nest_outer, &c);
+  for (int i = 0; i < 50 * 40; i++) cr_assert_eq(atomic_load(&c.hits[i]), 1, "cell %d", i);
+  free(c.hits);
+  ft_set_threads(0);
+}
+
+/* Two threads of the caller's program running loops at once (two handles of ftax-eager). */
+static void *caller_thread(void *arg) {
+  (void)arg;
+  for (int r = 0; r < 300; r++) {
+    int64_t n = 1 + r % 97;
+    count_ctx c = {calloc((size_t)n, sizeof(_Atomic int)), n, 0, 0};
+    ft_parallel_for(n, 1, count_run, &c);
+    for (int64_t i = 0; i < n; i++)
+      if (atomic_load(&c.hits[i]) != 1) { free(c.hits); return (void *)1; }
+    free(c.hits);
+  }
+  return NULL;
+}
+
+Test(parallel, concurrent_callers) {
+  ft_set_threads(3);
+  pthread_t a, b;
+  void *ra, *rb;
+  cr_assert_eq(pthread_create(&a, NULL, caller_thread, NULL), 0);
+  cr_assert_eq(pthread_create(&b, NULL, caller_thread, NULL), 0);
+  pthread_join(a, &ra);
+  pthread_join(b, &rb);
+  cr_assert_null(ra, "first caller saw an index run other than once");
+  cr_assert_null(rb, "second caller saw an index run other than once");
+  ft_set_threads(0);
+}
+
+/* A chunk that sleeps stands for a thread the OS does not run: the loop still completes, and
+ * with the others done by whichever thread is free. */
+typedef struct {
+  _Atomic int *hits;
+  int64_t n;
+} slow_ctx;
+
+static void slow_run(const void *ctx, int64_t lo, int64_t hi) {
+  const slow_ctx *c = (const slow_ctx *)ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    if (i == 0) {
+      struct timespec ts = {0, 20 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    atomic_fetch_add(&c->hits[i], 1);
+  }
+}
+
+Test(parallel, a_stalled_chunk_completes) {
+  ft_set_threads(2);
+  slow_ctx c = {calloc(256, sizeof(_Atomic int)), 256};
+  ft_parallel_for(256, 1, slow_run, &c);
+  for (int i = 0; i < 256; i++) cr_assert_eq(atomic_load(&c.hits[i]), 1, "index %d", i);
+  free(c.hits);
+  ft_set_threads(0);
+}
+
+Test(parallel, thread_count) {
+  ft_set_threads(3);
+  cr_assert_eq(ft_get_threads(), 3);
+  ft_set_threads(0);
+  cr_assert_geq(ft_get_threads(), 1, "the default is the CPUs the process may use");
+}
