@@ -403,6 +403,7 @@ ZOO = {
     "mobilenet_v2": ("image", _torchvision("mobilenet_v2"), ("input",), ("logits",)),
     "efficientnet_b0": ("image", _torchvision("efficientnet_b0"), ("input",), ("logits",)),
     "vit_b_16": ("image", _torchvision("vit_b_16"), ("input",), ("logits",)),
+    "squeezenet1_1": ("image", _torchvision("squeezenet1_1"), ("input",), ("logits",)),
     "cnn_small": ("image", lambda a: CnnSmall(), ("input",), ("logits",)),
 }
 
