@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh           build + tests: C toolchain, CMake, protobuf-c, libonnx-dev
 #                                     (onnx.proto), Criterion, ONNX backend node tests,
 #                                     python3-onnx (the malformed-model test), clang with
-#                                     libFuzzer and libomp (scripts/fuzz.sh)
+#                                     libFuzzer (scripts/fuzz.sh), oneDNN (the kernel table
+#                                     benchmark, bench/kernels/kernel_table.c)
 #   scripts/install-deps.sh --bench   also the model zoo and peers: python3-torch, torchvision,
 #                                     OpenBLAS (torch is slow on the reference BLAS),
 #                                     gnuplot, Node.js + onnxruntime-node (npm)
@@ -11,7 +12,7 @@ set -e
 want_bench=0
 [ "${1:-}" = "--bench" ] && want_bench=1
 pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata
-  python3 python3-onnx clang libclang-rt-14-dev libomp-14-dev"
+  python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev"
 [ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox nodejs npm"
 missing=""
 for p in $pkgs; do

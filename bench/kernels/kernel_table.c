@@ -1,0 +1,319 @@
+/* Every GEMM and convolution call that ftaxc plans for a model, timed twice in one process: as
+ * ftaxc's kernel runs it (the planned call itself: its parameters, its compile-time packed
+ * weights, the kernel function of libftax) and as oneDNN runs the same shape (its own best
+ * layouts, chosen with format "any" and reordered before timing, as a framework built on it
+ * would keep them; bias included, activation not).
+ *
+ *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME]
+ *
+ * One markdown row per distinct shape: how often the model calls it, GFLOP/s of each, the ratio
+ * ftax / oneDNN time (below 1: ftax faster), and the model's total over all its calls. Threads:
+ * --threads N for both (ftax's pool, oneDNN's OpenMP). A benchmark: prints, asserts nothing. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "conv_params.h"
+#include "gemm_params.h"
+#include "load.h"
+#include "parallel.h"
+#include "pipeline.h"
+
+#define CHECK_DNNL(x)                                                                   \
+  do {                                                                                  \
+    dnnl_status_t s_ = (x);                                                             \
+    if (s_ != dnnl_success) { fprintf(stderr, "oneDNN: %s failed (%d)\n", #x, (int)s_); exit(1); } \
+  } while (0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *zalloc(size_t bytes) {
+  void *p = aligned_alloc(64, (bytes + 64) & ~(size_t)63);
+  if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
+  memset(p, 0, bytes);
+  return p;
+}
+
+static void fill(float *x, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 1664525u + 1013904223u;
+    x[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
+  }
+}
+
+/* Median time of one run of fn over at least 5 runs and `secs` seconds. */
+typedef void (*run_fn)(void *);
+static double median_time(run_fn fn, void *arg, double secs) {
+  double t[4096];
+  int n = 0;
+  fn(arg);
+  for (double start = now(); n < 4096 && (n < 5 || now() - start < secs);) {
+    double t0 = now();
+    fn(arg);
+    t[n++] = now() - t0;
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+  return t[n / 2];
+}
+
+/* ---- ftax: the planned call ---- */
+typedef struct {
+  const ft_kcall *k;
+  const void *in[8];
+  void *out[4];
+  void *scratch;
+} ftax_call;
+
+static void run_ftax(void *arg) {
+  ftax_call *c = arg;
+  c->k->entry->fn(c->k->p, c->k->f, c->in, c->out, c->scratch);
+}
+
+static double time_ftax(const ft_graph *g, int node, const ft_kcall *k, double secs) {
+  const ft_node *n = &g->nodes[node];
+  ftax_call c = {k, {0}, {0}, NULL};
+  void *own[12];
+  int n_own = 0;
+  for (int i = 0; i < n->n_in && i < 8; i++) {
+    if (n->in[i] < 0) continue;
+    const ft_value *v = &g->vals[n->in[i]];
+    if (v->t.data) { c.in[i] = v->t.data; continue; } /* a constant, packed as the program has it */
+    size_t nb = ft_nbytes(&v->t);
+    float *x = zalloc(nb);
+    fill(x, nb / sizeof(float), 7u + (unsigned)i);
+    c.in[i] = own[n_own++] = x;
+  }
+  for (int i = 0; i < n->n_out && i < 4; i++)
+    if (n->out[i] >= 0) c.out[i] = own[n_own++] = zalloc(ft_nbytes(&g->vals[n->out[i]].t));
+  c.scratch = own[n_own++] = zalloc(k->scratch);
+  double t = median_time(run_ftax, &c, secs);
+  for (int i = 0; i < n_own; i++) free(own[i]);
+  return t;
+}
+
+/* ---- oneDNN: the same shape ---- */
+typedef struct {
+  dnnl_stream_t stream;
+  dnnl_primitive_t prim;
+  dnnl_exec_arg_t args[4];
+  int nargs;
+} dnnl_call;
+
+static void run_dnnl(void *arg) {
+  dnnl_call *c = arg;
+  CHECK_DNNL(dnnl_primitive_execute(c->prim, c->stream, c->nargs, c->args));
+  CHECK_DNNL(dnnl_stream_wait(c->stream));
+}
+
+/* A memory of the primitive's chosen layout for `what`, filled with data. */
+static dnnl_memory_t dnnl_mem(dnnl_engine_t eng, const_dnnl_primitive_desc_t pd, dnnl_query_t what, unsigned seed) {
+  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, what, 0);
+  dnnl_memory_t m;
+  CHECK_DNNL(dnnl_memory_create(&m, md, eng, DNNL_MEMORY_ALLOCATE));
+  void *h;
+  CHECK_DNNL(dnnl_memory_get_data_handle(m, &h));
+  fill(h, dnnl_memory_desc_get_size(md) / sizeof(float), seed);
+  return m;
+}
+
+static double time_dnnl_pd(dnnl_engine_t eng, dnnl_primitive_desc_t pd, int has_bias, double secs) {
+  dnnl_call c;
+  memset(&c, 0, sizeof c);
+  CHECK_DNNL(dnnl_stream_create(&c.stream, eng, dnnl_stream_default_flags));
+  CHECK_DNNL(dnnl_primitive_create(&c.prim, pd));
+  dnnl_memory_t m[4];
+  int args[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS};
+  dnnl_query_t q[4] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md, dnnl_query_weights_md};
+  c.nargs = has_bias ? 4 : 3;
+  for (int i = 0; i < c.nargs; i++) {
+    if (i == 3) { /* bias: weights_md index 1 */
+      const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1);
+      CHECK_DNNL(dnnl_memory_create(&m[i], md, eng, DNNL_MEMORY_ALLOCATE));
+    } else {
+      m[i] = dnnl_mem(eng, pd, q[i], 11u + (unsigned)i);
+    }
+    c.args[i].arg = args[i];
+    c.args[i].memory = m[i];
+  }
+  double t = median_time(run_dnnl, &c, secs);
+  for (int i = 0; i < c.nargs; i++) dnnl_memory_destroy(m[i]);
+  dnnl_primitive_destroy(c.prim);
+  dnnl_stream_destroy(c.stream);
+  return t;
+}
+
+static double time_dnnl_conv(dnnl_engine_t eng, const int64_t *p, double secs) {
+  /* 2-D (1-D convs have in[0] = in[1] = 1: treated as 2-D with height 1) */
+  dnnl_dims_t src = {p[FT_CV_N], p[FT_CV_C], p[FT_CV_IN + 1], p[FT_CV_IN + 2]};
+  dnnl_dims_t dst = {p[FT_CV_N], p[FT_CV_CO], p[FT_CV_OUT + 1], p[FT_CV_OUT + 2]};
+  int64_t G = p[FT_CV_G];
+  dnnl_dims_t wei = {G, p[FT_CV_CO] / G, p[FT_CV_C] / G, p[FT_CV_K + 1], p[FT_CV_K + 2]};
+  dnnl_dims_t bias = {p[FT_CV_CO]};
+  dnnl_dims_t strides = {p[FT_CV_S + 1], p[FT_CV_S + 2]};
+  dnnl_dims_t dil = {p[FT_CV_D + 1] - 1, p[FT_CV_D + 2] - 1};
+  dnnl_dims_t pl = {p[FT_CV_P + 1], p[FT_CV_P + 2]};
+  dnnl_dims_t pr;
+  for (int d = 0; d < 2; d++) /* the end padding that gives the planned output size */
+    pr[d] = (dst[2 + d] - 1) * strides[d] + (wei[3 + d] - 1) * (dil[d] + 1) + 1 - src[2 + d] - pl[d];
+  dnnl_memory_desc_t s_md, w_md, b_md, d_md;
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&s_md, 4, src, dnnl_f32, dnnl_format_tag_any));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&w_md, 5, wei, dnnl_f32, dnnl_format_tag_any));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&b_md, 1, bias, dnnl_f32, dnnl_format_tag_any));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&d_md, 4, dst, dnnl_f32, dnnl_format_tag_any));
+  dnnl_convolution_desc_t cd;
+  CHECK_DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &s_md,
+                                                        &w_md, &b_md, &d_md, strides, dil, pl, pr));
+  dnnl_primitive_desc_t pd;
+  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+  double t = time_dnnl_pd(eng, pd, 1, secs);
+  dnnl_primitive_desc_destroy(pd);
+  return t;
+}
+
+static double time_dnnl_matmul(dnnl_engine_t eng, const int64_t *p, int64_t nbatch, double secs) {
+  dnnl_dims_t a = {nbatch, p[FT_MM_M], p[FT_MM_K]}, b = {p[FT_MM_B_NMAT] > 1 ? nbatch : 1, p[FT_MM_K], p[FT_MM_N]};
+  dnnl_dims_t c = {nbatch, p[FT_MM_M], p[FT_MM_N]}, bias = {1, 1, p[FT_MM_N]};
+  dnnl_memory_desc_t a_md, b_md, bias_md, c_md;
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&a_md, 3, a, dnnl_f32, dnnl_abc));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&b_md, 3, b, dnnl_f32, p[FT_MM_PACKED] ? dnnl_format_tag_any : dnnl_abc));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&bias_md, 3, bias, dnnl_f32, dnnl_abc));
+  CHECK_DNNL(dnnl_memory_desc_init_by_tag(&c_md, 3, c, dnnl_f32, dnnl_abc));
+  dnnl_matmul_desc_t md;
+  int has_bias = p[FT_MM_HAS_BIAS] != 0;
+  CHECK_DNNL(dnnl_matmul_desc_init(&md, &a_md, &b_md, has_bias ? &bias_md : NULL, &c_md));
+  dnnl_primitive_desc_t pd;
+  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
+  double t = time_dnnl_pd(eng, pd, has_bias, secs);
+  dnnl_primitive_desc_destroy(pd);
+  return t;
+}
+
+/* ---- the table ---- */
+typedef struct {
+  int conv;       /* 1 conv, 0 matmul */
+  int64_t p[FT_MAX_P];
+  int count;
+  int node;       /* the first call's node and slot */
+  int slot;
+} shape_row;
+
+static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted"};
+
+static void describe(const shape_row *r, int64_t nbatch, char *s, size_t n) {
+  const int64_t *p = r->p;
+  if (r->conv)
+    snprintf(s, n, "conv %lldx%lldx%lld k%lldx%lld s%lld g%lld -> %lld (%s)%s%s", (long long)p[FT_CV_C],
+             (long long)p[FT_CV_IN + 1], (long long)p[FT_CV_IN + 2], (long long)p[FT_CV_K + 1], (long long)p[FT_CV_K + 2],
+             (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] & 3],
+             p[FT_CV_ACT] ? " +act" : "", p[FT_CV_RES] ? " +residual" : "");
+  else
+    snprintf(s, n, "matmul %lldx%lldx%lld (MxNxK)%s%s%s", (long long)p[FT_MM_M], (long long)p[FT_MM_N],
+             (long long)p[FT_MM_K], p[FT_MM_PACKED] ? ", B packed" : "", p[FT_MM_HAS_BIAS] ? " +bias" : "",
+             p[FT_MM_ACT] ? " +act" : "");
+  if (nbatch > 1) {
+    size_t l = strlen(s);
+    snprintf(s + l, n - l, ", batch %lld", (long long)nbatch);
+  }
+}
+
+static int64_t mm_batch(const int64_t *p) {
+  int64_t nb = 1;
+  for (int64_t d = 0; d < p[FT_MM_BRANK]; d++) nb *= p[FT_MM_BDIMS + d];
+  return nb;
+}
+
+static double flops_of(const shape_row *r) {
+  const int64_t *p = r->p;
+  if (!r->conv) return 2.0 * mm_batch(p) * p[FT_MM_M] * p[FT_MM_N] * p[FT_MM_K];
+  double kg = (double)p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  return 2.0 * p[FT_CV_N] * p[FT_CV_CO] * p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2] * kg;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME]\n");
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  ft_pins pins;
+  memset(&pins, 0, sizeof pins);
+  const char *model = NULL, *label = NULL;
+  int threads = 1;
+  double secs = 0.3;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--dim") && i + 1 < argc && pins.n_dims < 64) pins.dims[pins.n_dims++] = argv[++i];
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
+    else if (argv[i][0] != '-' && !model) model = argv[i];
+    else return usage();
+  }
+  if (!model) return usage();
+  ft_set_threads(threads);
+  omp_set_num_threads(threads);
+  ft_err e = {0};
+  ft_graph *g = NULL;
+  ft_compile_opts o;
+  memset(&o, 0, sizeof o);
+  o.pins = &pins;
+  ft_lowered lw;
+  ft_memplan mp;
+  if (ft_load_model(model, &g, &e) || ft_compile_graph(g, &o, &lw, &mp, NULL, &e)) {
+    fprintf(stderr, "kernel_table: %s\n", e.msg);
+    return 2;
+  }
+  shape_row *rows = calloc((size_t)lw.n + 1, sizeof *rows);
+  int n_rows = 0;
+  for (int s = 0; s < lw.n; s++) {
+    const ft_kcall *k = &lw.calls[s];
+    if (!k->entry) continue;
+    int conv = !strcmp(k->entry->name, "ft_conv_f32");
+    if (!conv && strcmp(k->entry->name, "ft_matmul_f32")) continue;
+    int r = 0;
+    while (r < n_rows && !(rows[r].conv == conv && !memcmp(rows[r].p, k->p, sizeof k->p))) r++;
+    if (r == n_rows) {
+      rows[n_rows].conv = conv;
+      memcpy(rows[n_rows].p, k->p, sizeof k->p);
+      rows[n_rows].node = lw.order[s];
+      rows[n_rows].slot = s;
+      n_rows++;
+    }
+    rows[r].count++;
+  }
+  dnnl_engine_t eng;
+  CHECK_DNNL(dnnl_engine_create(&eng, dnnl_cpu, 0));
+  printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax / oneDNN time |\n|---|---:|---:|---:|---:|\n",
+         label ? label : model, threads, threads == 1 ? "" : "s");
+  double tot_f = 0, tot_d = 0;
+  for (int r = 0; r < n_rows; r++) {
+    const shape_row *row = &rows[r];
+    int64_t nb = row->conv ? 1 : mm_batch(row->p);
+    double tf = time_ftax(g, row->node, &lw.calls[row->slot], secs);
+    double td = row->conv ? time_dnnl_conv(eng, row->p, secs) : time_dnnl_matmul(eng, row->p, nb, secs);
+    double fl = flops_of(row);
+    char what[256];
+    describe(row, nb, what, sizeof what);
+    printf("| %s | %d | %.1f | %.1f | %.2f |\n", what, row->count, fl / tf * 1e-9, fl / td * 1e-9, tf / td);
+    fflush(stdout);
+    tot_f += tf * row->count;
+    tot_d += td * row->count;
+  }
+  printf("| **all calls** (ms) | | %.3f | %.3f | %.2f |\n\n", tot_f * 1e3, tot_d * 1e3, tot_d > 0 ? tot_f / tot_d : 0);
+  dnnl_engine_destroy(eng);
+  free(rows);
+  ft_memplan_free(&mp);
+  ft_lowered_free(&lw);
+  ft_graph_free(g);
+  return 0;
+}
