@@ -36,7 +36,7 @@ static void usage(FILE *f) {
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
-          "  --report           print node counts per stage, fusion matches, arena size and its lower bound\n"
+          "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound\n"
           "  --no-fuse[=A,B]    turn off every fusion, or the named ones\n"
           "  --emit-only        write the sources and weights, do not run the C compiler\n"
           "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"

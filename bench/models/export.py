@@ -302,6 +302,309 @@ class GPT2Model(nn.Module):
         return h.view(output_shape)
 
 
+# --------------------------------------------------------------------------
+# Funnel Transformer, after HF FunnelModel (funnel-transformer/small)
+# --------------------------------------------------------------------------
+
+def funnel_pool(x, dim_pool):
+    """HF's separate_cls + truncate_seq mean pooling by 2 along the sequence: the [CLS] vector is
+    kept in front, the rest pooled in pairs ([B, S, ...] -> [B, S/2, ...]). dim_pool is "mean"
+    for hidden states and "min" for the attention mask."""
+    x = torch.cat([x[:, :1], x], dim=1)[:, :-1]
+    if dim_pool == "mean":
+        return F.avg_pool2d(x[:, None], (2, 1), stride=(2, 1), ceil_mode=True)[:, 0]
+    return -F.max_pool2d(-x[:, None, :, None], (2, 1), stride=(2, 1), ceil_mode=True)[:, 0, :, 0]
+
+
+class FunnelLayer(nn.Module):
+    """A post-LN transformer layer whose queries may come from a pooled sequence while keys and
+    values see the full one (Funnel's pool_q_only)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.attention = BertSelfAttention(c)
+        self.attention_output = nn.Linear(c.hidden, c.hidden)
+        self.attention_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+        self.intermediate = nn.Linear(c.hidden, c.ffn)
+        self.output = nn.Linear(c.ffn, c.hidden)
+        self.output_norm = nn.LayerNorm(c.hidden, eps=c.eps)
+
+    def forward(self, q_in, kv_in, mask):
+        at = self.attention
+        q = at.transpose_for_scores(at.query(q_in))
+        k = at.transpose_for_scores(at.key(kv_in))
+        v = at.transpose_for_scores(at.value(kv_in))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(at.head_size) + mask
+        ctx = torch.matmul(F.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.size()[:-2] + (at.all_head_size,))
+        a = self.attention_norm(self.attention_output(ctx) + q_in)
+        return self.output_norm(self.output(F.gelu(self.intermediate(a))) + a)
+
+
+class FunnelModel(nn.Module):
+    """Funnel-Transformer small: blocks of 4 layers (block_sizes 4-4-4), the sequence mean-pooled
+    by 2 before every block but the first, then upsampled back to full length and refined by 2
+    decoder layers. Simplified: BERT's absolute position embeddings instead of Funnel's relative
+    positional attention (which adds operators; leaving it out favours Funnel)."""
+
+    def __init__(self, c, blocks=(4, 4, 4), decoder_layers=2):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.blocks = nn.ModuleList([nn.ModuleList([FunnelLayer(c) for _ in range(n)]) for n in blocks])
+        self.decoder = nn.ModuleList([FunnelLayer(c) for _ in range(decoder_layers)])
+
+    @staticmethod
+    def additive(mask):
+        return (1.0 - mask[:, None, None, :]) * torch.finfo(torch.float32).min
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        mask = attention_mask.to(torch.float32)
+        h = self.embeddings(input_ids, token_type_ids)
+        first = None
+        for i, block in enumerate(self.blocks):
+            for j, layer in enumerate(block):
+                if i > 0 and j == 0:  # pool the queries; keys and values see the unpooled sequence
+                    q = funnel_pool(h, "mean")
+                    h = layer(q, h, self.additive(mask))
+                    mask = funnel_pool(mask, "min")
+                else:
+                    h = layer(h, h, self.additive(mask))
+            if i == 0:
+                first = h
+        # upsample: repeat every pooled vector 2^(blocks-1) times, [CLS] kept in front
+        stride = 2 ** (len(self.blocks) - 1)
+        target = first.size(1)
+        cls, rest = h[:, :1], h[:, 1:]
+        up = rest.unsqueeze(2).expand(rest.size(0), rest.size(1), stride, rest.size(2))
+        up = up.reshape(rest.size(0), rest.size(1) * stride, rest.size(2))
+        up = F.pad(up, (0, 0, 0, stride - 1))[:, :target - 1]
+        h = torch.cat([cls, up], dim=1) + first
+        full = self.additive(attention_mask.to(torch.float32))
+        for layer in self.decoder:
+            h = layer(h, h, full)
+        return h
+
+
+# --------------------------------------------------------------------------
+# SqueezeBERT, after HF SqueezeBertModel (squeezebert/squeezebert-uncased)
+# --------------------------------------------------------------------------
+
+class SqueezeConvNorm(nn.Module):
+    """Grouped 1x1 Conv1d over [B, C, S], plus the residual, then LayerNorm over C."""
+
+    def __init__(self, cin, cout, groups, eps):
+        super().__init__()
+        self.conv = nn.Conv1d(cin, cout, 1, groups=groups)
+        self.norm = nn.LayerNorm(cout, eps=eps)
+
+    def forward(self, x, residual):
+        y = self.conv(x) + residual
+        return self.norm(y.permute(0, 2, 1)).permute(0, 2, 1)
+
+
+class SqueezeBertLayer(nn.Module):
+    def __init__(self, c, qkv_groups=4, post_groups=1, ffn_groups=4, out_groups=4):
+        super().__init__()
+        self.heads, self.head_size = c.heads, c.hidden // c.heads
+        self.query = nn.Conv1d(c.hidden, c.hidden, 1, groups=qkv_groups)
+        self.key = nn.Conv1d(c.hidden, c.hidden, 1, groups=qkv_groups)
+        self.value = nn.Conv1d(c.hidden, c.hidden, 1, groups=qkv_groups)
+        self.post_attention = SqueezeConvNorm(c.hidden, c.hidden, post_groups, c.eps)
+        self.intermediate = nn.Conv1d(c.hidden, c.ffn, 1, groups=ffn_groups)
+        self.output = SqueezeConvNorm(c.ffn, c.hidden, out_groups, c.eps)
+
+    def split(self, x):  # [B, C, S] -> [B, heads, head_size, S]
+        return x.view(x.size(0), self.heads, self.head_size, x.size(-1))
+
+    def forward(self, x, mask):
+        q = self.split(self.query(x)).permute(0, 1, 3, 2)
+        k = self.split(self.key(x))
+        v = self.split(self.value(x)).permute(0, 1, 3, 2)
+        scores = torch.matmul(q, k) / math.sqrt(self.head_size) + mask
+        ctx = torch.matmul(F.softmax(scores, dim=-1), v)  # [B, heads, S, head_size]
+        ctx = ctx.permute(0, 1, 3, 2).contiguous().view(x.size())
+        a = self.post_attention(ctx, x)
+        return self.output(F.gelu(self.intermediate(a)), a)
+
+
+class SqueezeBertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.layers = nn.ModuleList([SqueezeBertLayer(c) for _ in range(c.layers)])
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        ext = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+        x = self.embeddings(input_ids, token_type_ids).permute(0, 2, 1)  # [B, C, S]
+        for layer in self.layers:
+            x = layer(x, ext)
+        return x.permute(0, 2, 1)
+
+
+# --------------------------------------------------------------------------
+# MobileBERT, after HF MobileBertModel (google/mobilebert-uncased)
+# --------------------------------------------------------------------------
+
+class NoNorm(nn.Module):
+    """MobileBERT's normalization_type "no_norm": an elementwise scale and shift."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n) + 0.05 * torch.randn(n))
+        self.bias = nn.Parameter(0.02 * torch.randn(n))
+
+    def forward(self, x):
+        return x * self.weight + self.bias
+
+
+class MobileBertLayer(nn.Module):
+    """hidden 512 -> bottleneck 128 (queries and keys share one bottleneck, values read the full
+    hidden state), attention with 4 heads at 128, 4 stacked FFNs (128 -> 512 -> 128), then back
+    to 512."""
+
+    def __init__(self, hidden=512, inner=128, heads=4, ffn=512, ffns=4):
+        super().__init__()
+        self.heads, self.head_size = heads, inner // heads
+        self.input_bottleneck = nn.Linear(hidden, inner)
+        self.input_norm = NoNorm(inner)
+        self.shared_bottleneck = nn.Linear(hidden, inner)
+        self.shared_norm = NoNorm(inner)
+        self.query = nn.Linear(inner, inner)
+        self.key = nn.Linear(inner, inner)
+        self.value = nn.Linear(hidden, inner)
+        self.attention_output = nn.Linear(inner, inner)
+        self.attention_norm = NoNorm(inner)
+        self.ffn_in = nn.ModuleList([nn.Linear(inner, ffn) for _ in range(ffns)])
+        self.ffn_out = nn.ModuleList([nn.Linear(ffn, inner) for _ in range(ffns)])
+        self.ffn_norm = nn.ModuleList([NoNorm(inner) for _ in range(ffns)])
+        self.output_bottleneck = nn.Linear(inner, hidden)
+        self.output_norm = NoNorm(hidden)
+
+    def heads_of(self, x):
+        return x.view(x.size()[:-1] + (self.heads, self.head_size)).permute(0, 2, 1, 3)
+
+    def forward(self, h, mask):
+        layer_input = self.input_norm(self.input_bottleneck(h))
+        shared = self.shared_norm(self.shared_bottleneck(h))
+        q, k, v = self.heads_of(self.query(shared)), self.heads_of(self.key(shared)), self.heads_of(self.value(h))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size) + mask
+        ctx = torch.matmul(F.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.size()[:-2] + (self.heads * self.head_size,))
+        x = self.attention_norm(self.attention_output(ctx) + layer_input)
+        for fin, fout, norm in zip(self.ffn_in, self.ffn_out, self.ffn_norm):
+            x = norm(fout(F.relu(fin(x))) + x)
+        return self.output_norm(self.output_bottleneck(x) + h)
+
+
+class MobileBertModel(nn.Module):
+    """24 layers; embeddings of 128 widened by the trigram input (each token next to its
+    neighbours: 384) and projected to 512."""
+
+    def __init__(self, c, layers=24, embed=128, hidden=512):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab, embed, padding_idx=0)
+        self.embedding_transformation = nn.Linear(3 * embed, hidden)
+        self.position_embeddings = nn.Embedding(c.positions, hidden)
+        self.token_type_embeddings = nn.Embedding(c.type_vocab, hidden)
+        self.embedding_norm = NoNorm(hidden)
+        self.register_buffer("position_ids", torch.arange(c.positions).expand((1, -1)))
+        self.layers = nn.ModuleList([MobileBertLayer(hidden) for _ in range(layers)])
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        e = self.word_embeddings(input_ids)
+        e = torch.cat([F.pad(e[:, 1:], [0, 0, 0, 1, 0, 0]), e, F.pad(e[:, :-1], [0, 0, 1, 0, 0, 0])], dim=2)
+        e = self.embedding_transformation(e)
+        e = e + self.position_embeddings(self.position_ids[:, :input_ids.size(1)])
+        h = self.embedding_norm(e + self.token_type_embeddings(token_type_ids))
+        ext = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+        for layer in self.layers:
+            h = layer(h, ext)
+        return h
+
+
+# --------------------------------------------------------------------------
+# WavLM-base-shaped speech model, after HF WavLMModel (microsoft/wavlm-base)
+# --------------------------------------------------------------------------
+
+AUDIO_SAMPLES = 32000  # 2 s of 16 kHz audio
+
+
+class WavLMFeatureEncoder(nn.Module):
+    """7 convolutions of 512 channels, kernels 10,3,3,3,3,2,2 and strides 5,2,2,2,2,2,2 (320x
+    downsampling: 2 s -> 99 frames), GELU, GroupNorm after the first (feat_extract_norm "group")."""
+
+    def __init__(self, dim=512):
+        super().__init__()
+        ks, ss = (10, 3, 3, 3, 3, 2, 2), (5, 2, 2, 2, 2, 2, 2)
+        self.convs = nn.ModuleList([nn.Conv1d(1 if i == 0 else dim, dim, k, stride=s, bias=False)
+                                    for i, (k, s) in enumerate(zip(ks, ss))])
+        self.norm = nn.GroupNorm(dim, dim)
+
+    def forward(self, wav):
+        x = wav[:, None]
+        for i, conv in enumerate(self.convs):
+            x = conv(x)
+            if i == 0:
+                x = self.norm(x)
+            x = F.gelu(x)
+        return x.transpose(1, 2)  # [B, frames, 512]
+
+
+def wavlm_buckets(t, buckets=320, max_distance=800):
+    """WavLM's bidirectional relative position buckets for t frames: [t, t] int64."""
+    pos = torch.arange(t)
+    rel = pos[None, :] - pos[:, None]
+    half = buckets // 2
+    out = (rel > 0).to(torch.long) * half
+    rel = rel.abs()
+    exact = half // 2
+    large = exact + (torch.log(rel.float() / exact + 1e-6) / math.log(max_distance / exact)
+                     * (half - exact)).to(torch.long)
+    large = torch.minimum(large, torch.full_like(large, half - 1))
+    return out + torch.where(rel < exact, rel, large)
+
+
+class WavLMLayer(nn.Module):
+    """Post-LN transformer layer with WavLM's gated relative position bias: per head, a gate from
+    the query (Linear 64 -> 8, grouped sums, sigmoid) scales the shared bias."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.attn = BertLayer(c)
+        self.heads, self.head_size = c.heads, c.hidden // c.heads
+        self.gru_rel_pos_linear = nn.Linear(self.head_size, 8)
+        self.gru_rel_pos_const = nn.Parameter(torch.ones(1, c.heads, 1, 1) + 0.05 * torch.randn(1, c.heads, 1, 1))
+
+    def forward(self, h, bias):
+        b, t, _ = h.size()
+        g = self.gru_rel_pos_linear(h.view(b, t, self.heads, self.head_size).permute(0, 2, 1, 3))
+        g = torch.sigmoid(g.view(b, self.heads, t, 2, 4).sum(-1))
+        gate = g[..., :1] * (g[..., 1:] * self.gru_rel_pos_const - 1.0) + 2.0  # [B, heads, T, 1]
+        return self.attn(h, gate * bias)
+
+
+class WavLMModel(nn.Module):
+    def __init__(self, c, conv_dim=512, pos_kernel=128, pos_groups=16):
+        super().__init__()
+        self.features = WavLMFeatureEncoder(conv_dim)
+        self.feature_norm = nn.LayerNorm(conv_dim, eps=1e-5)
+        self.projection = nn.Linear(conv_dim, c.hidden)
+        self.pos_conv = nn.Conv1d(c.hidden, c.hidden, pos_kernel, padding=pos_kernel // 2, groups=pos_groups)
+        self.norm = nn.LayerNorm(c.hidden, eps=1e-5)
+        self.rel_attn_embed = nn.Embedding(320, c.heads)
+        self.layers = nn.ModuleList([WavLMLayer(c) for _ in range(c.layers)])
+
+    def forward(self, input_values):
+        h = self.projection(self.feature_norm(self.features(input_values)))
+        t = h.size(1)
+        p = self.pos_conv(h.transpose(1, 2))[:, :, :-1]  # SamePad: the even kernel's extra frame
+        h = self.norm(h + F.gelu(p).transpose(1, 2))
+        bias = self.rel_attn_embed(wavlm_buckets(t)).permute(2, 0, 1)[None]  # [1, heads, T, T]
+        for layer in self.layers:
+            h = layer(h, bias)
+        return h
+
+
 def init_transformer(model, std=0.02):
     """HF's _init_weights: N(0, 0.02) for Linear/Embedding, zero biases, unit LayerNorm."""
     for m in model.modules():
@@ -399,7 +702,19 @@ ZOO = {
     "gpt2_tiny": ("gpt2", lambda a: GPT2Model(_gpt2_cfg(vocab=1024, hidden=64, layers=2, heads=2,
                                                         ffn=256, positions=128)),
                   ("input_ids",), ("last_hidden_state",)),
+    "funnel_small": ("bert", lambda a: FunnelModel(BertConfig()), TEXT_BERT, ("last_hidden_state",)),
+    "funnel_H256": ("bert", lambda a: FunnelModel(BertConfig(hidden=256, heads=4, ffn=1024)), TEXT_BERT,
+                    ("last_hidden_state",)),
+    "squeezebert": ("bert", lambda a: SqueezeBertModel(BertConfig()), TEXT_BERT, ("last_hidden_state",)),
+    "squeezebert_H256": ("bert", lambda a: SqueezeBertModel(BertConfig(hidden=256, heads=4, ffn=1024)),
+                         TEXT_BERT, ("last_hidden_state",)),
+    "mobilebert": ("bert", lambda a: MobileBertModel(BertConfig()), TEXT_BERT, ("last_hidden_state",)),
+    "wavlm_base": ("speech", lambda a: WavLMModel(BertConfig()), ("input_values",), ("last_hidden_state",)),
+    "resnet18": ("image", _torchvision("resnet18"), ("input",), ("logits",)),
+    "resnet34": ("image", _torchvision("resnet34"), ("input",), ("logits",)),
     "resnet50": ("image", _torchvision("resnet50"), ("input",), ("logits",)),
+    "resnet101": ("image", _torchvision("resnet101"), ("input",), ("logits",)),
+    "squeezenet": ("image", _torchvision("squeezenet1_0"), ("input",), ("logits",)),
     "mobilenet_v2": ("image", _torchvision("mobilenet_v2"), ("input",), ("logits",)),
     "efficientnet_b0": ("image", _torchvision("efficientnet_b0"), ("input",), ("logits",)),
     "vit_b_16": ("image", _torchvision("vit_b_16"), ("input",), ("logits",)),
@@ -450,6 +765,8 @@ def make_inputs(kind, model, names, batch, seq, size, rng, vocab):
     """Reference inputs as numpy arrays, in graph input order."""
     if kind == "image":
         return [rng.standard_normal((batch, 3, size, size)).astype(np.float32)]
+    if kind == "speech":
+        return [(0.1 * rng.standard_normal((batch, AUDIO_SAMPLES))).astype(np.float32)]
     ids = rng.integers(1, vocab, size=(batch, seq), dtype=np.int64)
     mask = np.ones((batch, seq), dtype=np.int64)
     types = np.zeros((batch, seq), dtype=np.int64)
@@ -470,10 +787,11 @@ def make_inputs(kind, model, names, batch, seq, size, rng, vocab):
 
 def dynamic_axes_for(kind, inputs, outputs):
     axes = {}
+    fixed = kind in ("image", "speech")  # no seq axis: 224x224 images, 2 s of audio
     for n in inputs:
-        axes[n] = {0: "batch"} if kind == "image" else {0: "batch", 1: "seq"}
+        axes[n] = {0: "batch"} if fixed else {0: "batch", 1: "seq"}
     for n in outputs:
-        axes[n] = {0: "batch"} if (kind == "image" or n == "pooler_output") \
+        axes[n] = {0: "batch"} if (fixed or n == "pooler_output") \
             else {0: "batch", 1: "seq"}
     return axes
 

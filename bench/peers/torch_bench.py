@@ -87,6 +87,10 @@ def synthetic_inputs(kind, in_names, dims, size):
     if kind == "image":
         g = torch.Generator().manual_seed(12345)
         return (torch.rand(batch, 3, size, size, generator=g) * 2 - 1,)
+    if kind == "speech":
+        import export
+        g = torch.Generator().manual_seed(12345)
+        return (torch.rand(batch, export.AUDIO_SAMPLES, generator=g) * 2 - 1,)
     if "seq" not in dims:
         raise SystemExit("error: text model: dimension 'seq' not pinned; add --dim seq=N")
     return tuple(torch.ones(batch, dims["seq"], dtype=torch.int64) for _ in in_names)

@@ -1,0 +1,40 @@
+# bench/plot: gnuplot fig3_kernel_bert_L4_H256_s8.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+set datafile missing "?"
+set grid back lc rgb "#dddddd"
+set key outside right top box opaque samplen 2
+set border lw 1
+$d0 << EOD
+1 1.0886
+4 7.81356
+16 22.6017
+EOD
+$d1 << EOD
+1 0.97756
+4 7.32304
+16 21.3355
+EOD
+$d2 << EOD
+1 0.691219
+4 6.53447
+16 20.9125
+EOD
+set title "Total vs kernel time: bert_L4_H256, seq 8, 1 thread"
+set xlabel 'batch size'
+set ylabel "time per run (ms)"
+set logscale xy
+set xrange [0.8:20]
+set yrange [0.460813:33.9026]
+set xtics ("1" 1, "4" 4, "16" 16)
+set ytics ("0.5" 0.5, "1" 1, "2" 2, "5" 5, "10" 10, "20" 20)
+set mytics 10
+set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
+set output 'fig3_kernel_bert_L4_H256_s8.png'
+plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "ftax-eager: total", \
+     $d1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 6 ps 1.2 title "ftax-eager: kernels", \
+     $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled: total"
+set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
+set output 'fig3_kernel_bert_L4_H256_s8.svg'
+plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "ftax-eager: total", \
+     $d1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 6 ps 1.2 title "ftax-eager: kernels", \
+     $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled: total"
+unset output

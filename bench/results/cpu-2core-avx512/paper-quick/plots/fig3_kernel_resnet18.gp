@@ -1,0 +1,37 @@
+# bench/plot: gnuplot fig3_kernel_resnet18.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+set datafile missing "?"
+set grid back lc rgb "#dddddd"
+set key outside right top box opaque samplen 2
+set border lw 1
+$d0 << EOD
+1 85.6696
+4 201.653
+EOD
+$d1 << EOD
+1 85.4067
+4 200.576
+EOD
+$d2 << EOD
+1 93.3631
+4 367.874
+EOD
+set title "Total vs kernel time: resnet18, 1 thread"
+set xlabel 'batch size'
+set ylabel "time per run (ms)"
+set logscale xy
+set xrange [0.8:5]
+set yrange [56.9378:551.811]
+set xtics ("1" 1, "4" 4)
+set ytics ("60" 60, "80" 80, "100" 100, "150" 150.0, "200" 200, "300" 300, "400" 400, "500" 500)
+set mytics 10
+set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
+set output 'fig3_kernel_resnet18.png'
+plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "ftax-eager: total", \
+     $d1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 6 ps 1.2 title "ftax-eager: kernels", \
+     $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled: total"
+set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
+set output 'fig3_kernel_resnet18.svg'
+plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "ftax-eager: total", \
+     $d1 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 2 pt 6 ps 1.2 title "ftax-eager: kernels", \
+     $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled: total"
+unset output

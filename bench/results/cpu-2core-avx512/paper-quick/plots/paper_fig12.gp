@@ -1,0 +1,38 @@
+# bench/plot: gnuplot paper_fig12.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+set datafile missing "?"
+set grid back lc rgb "#dddddd"
+set key outside right top box opaque samplen 2
+set border lw 1
+$d << EOD
+eager 1 0.177154 0.249567 0.210009
+compiled 1 0.143666 0.208499 0.1434
+ort 1 0.1678 0.224247 0.168566
+torch 1 1.5224 1.62297 3.80679
+MACs 1 0.165801 0.451429 0.212679
+EOD
+set title "Figure 12: latency relative to resnet18 at batch 1"
+set ylabel "latency / latency of resnet18"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xrange [-0.6:4.6]
+set xtics nomirror
+unset grid
+set grid ytics lc rgb '#dddddd'
+set logscale y
+set yrange [*:7.61358]
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#444444' front
+set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
+set output 'paper_fig12.png'
+plot $d using 2:xtic(1) title "resnet18" lc rgb '#7f7f7f', \
+     $d using 3:xtic(1) title "mobilenet_v2" lc rgb '#1f77b4', \
+     $d using 4:xtic(1) title "squeezenet" lc rgb '#d62728', \
+     $d using 5:xtic(1) title "efficientnet_b0" lc rgb '#2ca02c'
+set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
+set output 'paper_fig12.svg'
+plot $d using 2:xtic(1) title "resnet18" lc rgb '#7f7f7f', \
+     $d using 3:xtic(1) title "mobilenet_v2" lc rgb '#1f77b4', \
+     $d using 4:xtic(1) title "squeezenet" lc rgb '#d62728', \
+     $d using 5:xtic(1) title "efficientnet_b0" lc rgb '#2ca02c'
+unset output

@@ -1,0 +1,34 @@
+# bench/plot: gnuplot paper_fig7.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+set datafile missing "?"
+set grid back lc rgb "#dddddd"
+set key outside right top box opaque samplen 2
+set border lw 1
+$d << EOD
+eager 1 0.478787
+compiled 1 0.773437
+ort 1 0.798527
+torch 1 0.774942
+MACs 1 0.750363
+EOD
+set title "Figure 7: latency relative to bert_L12_H256 at batch 1"
+set ylabel "latency / latency of bert_L12_H256"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set xrange [-0.6:4.6]
+set xtics nomirror
+unset grid
+set grid ytics lc rgb '#dddddd'
+set logscale y
+set yrange [*:2]
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#444444' front
+set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
+set output 'paper_fig7.png'
+plot $d using 2:xtic(1) title "bert_L12_H256" lc rgb '#7f7f7f', \
+     $d using 3:xtic(1) title "funnel_H256" lc rgb '#1f77b4'
+set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
+set output 'paper_fig7.svg'
+plot $d using 2:xtic(1) title "bert_L12_H256" lc rgb '#7f7f7f', \
+     $d using 3:xtic(1) title "funnel_H256" lc rgb '#1f77b4'
+unset output
