@@ -2,7 +2,9 @@
  * ftaxc's kernel runs it (the planned call itself: its parameters, its compile-time packed
  * weights, the kernel function of libftax) and as oneDNN runs the same shape (its own best
  * layouts, chosen with format "any" and reordered before timing, as a framework built on it
- * would keep them; bias included, activation not).
+ * would keep them) with the same epilogue as post-ops: bias, the activation (Relu, Clip, Tanh,
+ * Sigmoid, GELU, HardSwish, Mish, SiLU; other activations are left out of oneDNN's side, and
+ * the row says so) and the residual (a sum post-op), in the planned order.
  *
  *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME]
  *
@@ -24,6 +26,7 @@
 #include "load.h"
 #include "parallel.h"
 #include "pipeline.h"
+#include "scalar_ops.h"
 
 #define CHECK_DNNL(x)                                                                   \
   do {                                                                                  \
@@ -153,7 +156,43 @@ static double time_dnnl_pd(dnnl_engine_t eng, dnnl_primitive_desc_t pd, int has_
   return t;
 }
 
-static double time_dnnl_conv(dnnl_engine_t eng, const int64_t *p, double secs) {
+/* oneDNN's eltwise for one of ftax's epilogue activations; 0 when it has none. */
+static int dnnl_act(int act, const double *f, dnnl_alg_kind_t *alg, float *alpha, float *beta) {
+  *alpha = 0;
+  *beta = 0;
+  switch (act) {
+    case FT_SOP_RELU: *alg = dnnl_eltwise_relu; return 1;
+    case FT_SOP_CLIP: *alg = dnnl_eltwise_clip; *alpha = (float)f[2]; *beta = (float)f[3]; return 1;
+    case FT_SOP_TANH: *alg = dnnl_eltwise_tanh; return 1;
+    case FT_SOP_SIGMOID: *alg = dnnl_eltwise_logistic; return 1;
+    case FT_SOP_GELU: *alg = dnnl_eltwise_gelu_erf; return 1;
+    case FT_SOP_GELU_TANH: *alg = dnnl_eltwise_gelu_tanh; return 1;
+    case FT_SOP_HARD_SWISH: *alg = dnnl_eltwise_hardswish; return 1;
+    case FT_SOP_MISH: *alg = dnnl_eltwise_mish; return 1;
+    case 127: *alg = dnnl_eltwise_swish; *alpha = 1; return 1; /* SiLU: gemm.h's FT_ACT_SILU */
+    default: return 0;
+  }
+}
+
+/* Post-ops for activation act and a residual added before (res 1) or after (res 2) it. */
+static dnnl_primitive_attr_t dnnl_epilogue(int act, int res, const double *f, int *unmatched) {
+  dnnl_primitive_attr_t attr;
+  dnnl_post_ops_t po;
+  CHECK_DNNL(dnnl_primitive_attr_create(&attr));
+  CHECK_DNNL(dnnl_post_ops_create(&po));
+  dnnl_alg_kind_t alg;
+  float a, b;
+  int have = act && dnnl_act(act, f, &alg, &a, &b);
+  *unmatched = act && !have;
+  if (res == 1) CHECK_DNNL(dnnl_post_ops_append_sum(po, 1.0f));
+  if (have) CHECK_DNNL(dnnl_post_ops_append_eltwise(po, 1.0f, alg, a, b));
+  if (res == 2) CHECK_DNNL(dnnl_post_ops_append_sum(po, 1.0f));
+  CHECK_DNNL(dnnl_primitive_attr_set_post_ops(attr, po));
+  dnnl_post_ops_destroy(po);
+  return attr;
+}
+
+static double time_dnnl_conv(dnnl_engine_t eng, const int64_t *p, const double *f, int *unmatched, double secs) {
   /* 2-D (1-D convs have in[0] = in[1] = 1: treated as 2-D with height 1) */
   dnnl_dims_t src = {p[FT_CV_N], p[FT_CV_C], p[FT_CV_IN + 1], p[FT_CV_IN + 2]};
   dnnl_dims_t dst = {p[FT_CV_N], p[FT_CV_CO], p[FT_CV_OUT + 1], p[FT_CV_OUT + 2]};
@@ -175,13 +214,16 @@ static double time_dnnl_conv(dnnl_engine_t eng, const int64_t *p, double secs) {
   CHECK_DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &s_md,
                                                         &w_md, &b_md, &d_md, strides, dil, pl, pr));
   dnnl_primitive_desc_t pd;
-  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+  dnnl_primitive_attr_t attr = dnnl_epilogue((int)p[FT_CV_ACT], (int)p[FT_CV_RES], f, unmatched);
+  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &cd, attr, eng, NULL));
   double t = time_dnnl_pd(eng, pd, 1, secs);
   dnnl_primitive_desc_destroy(pd);
+  dnnl_primitive_attr_destroy(attr);
   return t;
 }
 
-static double time_dnnl_matmul(dnnl_engine_t eng, const int64_t *p, int64_t nbatch, double secs) {
+static double time_dnnl_matmul(dnnl_engine_t eng, const int64_t *p, const double *f, int64_t nbatch, int *unmatched,
+                               double secs) {
   dnnl_dims_t a = {nbatch, p[FT_MM_M], p[FT_MM_K]}, b = {p[FT_MM_B_NMAT] > 1 ? nbatch : 1, p[FT_MM_K], p[FT_MM_N]};
   dnnl_dims_t c = {nbatch, p[FT_MM_M], p[FT_MM_N]}, bias = {1, 1, p[FT_MM_N]};
   dnnl_memory_desc_t a_md, b_md, bias_md, c_md;
@@ -193,9 +235,11 @@ static double time_dnnl_matmul(dnnl_engine_t eng, const int64_t *p, int64_t nbat
   int has_bias = p[FT_MM_HAS_BIAS] != 0;
   CHECK_DNNL(dnnl_matmul_desc_init(&md, &a_md, &b_md, has_bias ? &bias_md : NULL, &c_md));
   dnnl_primitive_desc_t pd;
-  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
+  dnnl_primitive_attr_t attr = dnnl_epilogue((int)p[FT_MM_ACT], 0, f, unmatched);
+  CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL));
   double t = time_dnnl_pd(eng, pd, has_bias, secs);
   dnnl_primitive_desc_destroy(pd);
+  dnnl_primitive_attr_destroy(attr);
   return t;
 }
 
@@ -300,11 +344,15 @@ int main(int argc, char **argv) {
     const shape_row *row = &rows[r];
     int64_t nb = row->conv ? 1 : mm_batch(row->p);
     double tf = time_ftax(g, row->node, &lw.calls[row->slot], secs);
-    double td = row->conv ? time_dnnl_conv(eng, row->p, secs) : time_dnnl_matmul(eng, row->p, nb, secs);
+    const double *f = lw.calls[row->slot].f;
+    int unmatched = 0;
+    double td = row->conv ? time_dnnl_conv(eng, row->p, f, &unmatched, secs)
+                          : time_dnnl_matmul(eng, row->p, f, nb, &unmatched, secs);
     double fl = flops_of(row);
     char what[256];
     describe(row, nb, what, sizeof what);
-    printf("| %s | %d | %.1f | %.1f | %.2f |\n", what, row->count, fl / tf * 1e-9, fl / td * 1e-9, tf / td);
+    printf("| %s%s | %d | %.1f | %.1f | %.2f |\n", what, unmatched ? " (oneDNN without the activation)" : "",
+           row->count, fl / tf * 1e-9, fl / td * 1e-9, tf / td);
     fflush(stdout);
     tot_f += tf * row->count;
     tot_d += td * row->count;
