@@ -16,7 +16,9 @@ generates N new tokens (default: as many as the reference has) from the referenc
   torch  the exported torch modules (needs torch; DIR's name must be a KV_ZOO model)
 
 Every engine's tokens must equal the reference tokens, and ftax's and eager's logits must match
-torch's at every step (|a - b| <= 1e-4 + 1e-3 |b|); exit 1 otherwise. --bench then times one
+torch's at every step (|a - b| <= atol + rtol |b|, --atol 1e-4 --rtol 1e-3 by default: GPT-2
+small's 12 layers, whose projections export.py scales by 10, drift to about 8e-4 in float32 and
+want --atol 2e-3); exit 1 otherwise. --bench then times one
 decode step (batch 1, T slots, synthetic inputs as every bench/ peer uses) with the compiled
 program, ftax-eager and ONNX Runtime (bench/peers/ort_bench.js), and prints a markdown table.
 Needs numpy and onnx (Debian's /usr/bin/python3); torch only for the torch engine.
@@ -142,12 +144,12 @@ def generate_torch(a, prompt):
     return tokens[0].tolist(), None
 
 
-def check(engine, tokens, logits, ref_tokens, ref_logits):
+def check(engine, tokens, logits, ref_tokens, ref_logits, atol, rtol):
     """One line per engine; False when the tokens (or logits) differ from torch's."""
     ok = tokens == ref_tokens
     msg = "%-6s %s" % (engine, " ".join(map(str, tokens)))
     if logits is not None and ref_logits is not None:
-        err = np.abs(logits - ref_logits) - (1e-4 + 1e-3 * np.abs(ref_logits))
+        err = np.abs(logits - ref_logits) - (atol + rtol * np.abs(ref_logits))
         worst = float(np.max(np.abs(logits - ref_logits)))
         ok = ok and bool(np.all(err <= 0))
         msg += "  (logits: max |diff| %.2g)" % worst
@@ -196,6 +198,8 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bench", action="store_true", help="time one decode step per engine")
     p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--atol", type=float, default=1e-4, help="logits tolerance, absolute (default 1e-4)")
+    p.add_argument("--rtol", type=float, default=1e-3, help="logits tolerance, relative (default 1e-3)")
     a = p.parse_args()
     a.engines = [e for e in a.engines.split(",") if e]
     unknown = set(a.engines) - {"ftax", "eager", "ort", "torch"}
@@ -226,7 +230,7 @@ def main():
             tokens, logits = generate_ort(a, prompt)
         else:
             tokens, logits = generate_torch(a, prompt)
-        ok = check(engine, tokens, logits, ref_tokens, ref_logits) and ok
+        ok = check(engine, tokens, logits, ref_tokens, ref_logits, a.atol, a.rtol) and ok
         sys.stdout.flush()
     if ok and a.bench:
         bench_decode(a)
