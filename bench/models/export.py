@@ -303,6 +303,105 @@ class GPT2Model(nn.Module):
 
 
 # --------------------------------------------------------------------------
+# GPT-2 generation with a KV cache: prefill and decode graphs over GPT2Model's weights
+# --------------------------------------------------------------------------
+#
+# The cache has a fixed capacity (the symbolic dimension max_len): the decode graph takes one
+# token, its position and every layer's past keys/values [batch, heads, max_len, head_dim],
+# writes the new key/value into slot `position` (Where over a one-hot of the slots) and attends
+# to the slots <= position (Where with the finfo.min mask, as HF's _attn). So every decode step
+# has the same shapes and ftaxc, which pins every dimension, compiles it once per capacity
+# instead of once per past length; slots past the position cost a few masked dot products.
+# The prefill graph is HF's: input_ids [batch, seq] -> last-position logits and present
+# keys/values [batch, heads, seq, head_dim], which the driver copies into the cache's first
+# seq slots. The LM head is tied to wte (HF's GPT2LMHeadModel).
+
+def _gpt2_qkv(block, h):
+    a = block.attn
+    q, k, v = a.c_attn(block.ln_1(h)).split(a.split_size, dim=2)
+    return a._split_heads(q), a._split_heads(k), a._split_heads(v)
+
+
+def _gpt2_block_rest(block, h, ctx):
+    h = block.attn.c_proj(block.attn._merge_heads(ctx)) + h
+    return h + block.mlp(block.ln_2(h))
+
+
+def _gpt2_last_logits(gpt2, h):
+    """Logits of the last position: ln_f, then the tied LM head ([batch, vocab])."""
+    return torch.matmul(gpt2.ln_f(h[:, -1]), gpt2.wte.weight.t())
+
+
+class GPT2Prefill(nn.Module):
+    def __init__(self, gpt2):
+        super().__init__()
+        self.gpt2 = gpt2
+
+    def forward(self, input_ids):
+        m = self.gpt2
+        position_ids = torch.arange(0, input_ids.size(1), dtype=torch.long).unsqueeze(0)
+        h = m.wte(input_ids) + m.wpe(position_ids)
+        presents = []
+        for block in m.h:
+            q, k, v = _gpt2_qkv(block, h)
+            presents += [k, v]
+            h = _gpt2_block_rest(block, h, block.attn._attn(q, k, v))
+        return (_gpt2_last_logits(m, h),) + tuple(presents)
+
+
+class GPT2Decode(nn.Module):
+    def __init__(self, gpt2):
+        super().__init__()
+        self.gpt2 = gpt2
+
+    def forward(self, input_ids, position_ids, *past):
+        m = self.gpt2
+        h = m.wte(input_ids) + m.wpe(position_ids)  # [batch, 1, hidden]
+        slots = torch.arange(0, past[0].size(2), dtype=torch.long).unsqueeze(0)
+        write = (slots == position_ids)[:, None, :, None]  # [batch, 1, max_len, 1]
+        valid = (slots <= position_ids)[:, None, None, :]  # [batch, 1, 1, max_len]
+        presents = []
+        for i, block in enumerate(m.h):
+            q, k, v = _gpt2_qkv(block, h)
+            k = torch.where(write, k, past[2 * i])
+            v = torch.where(write, v, past[2 * i + 1])
+            presents += [k, v]
+            w = torch.matmul(q, k.transpose(-1, -2))
+            w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype)
+            w = torch.where(valid, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype))
+            h = _gpt2_block_rest(block, h, torch.matmul(F.softmax(w, dim=-1), v))
+        return (_gpt2_last_logits(m, h),) + tuple(presents)
+
+
+def gpt2_greedy_reference(gpt2, prompt, new_tokens):
+    """torch's greedy tokens and their logits, recomputing the whole sequence at every step (no
+    cache): the KV-cache graphs must reproduce these."""
+    ids, tokens, logits = prompt, [], []
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            step = torch.matmul(gpt2(ids)[:, -1], gpt2.wte.weight.t())
+            nxt = torch.argmax(step, dim=-1, keepdim=True)
+            tokens.append(nxt)
+            logits.append(step)
+            ids = torch.cat([ids, nxt], dim=1)
+    return torch.cat(tokens, dim=1), torch.stack(logits, dim=1)
+
+
+def gpt2_greedy_cached(prefill, decode, prompt, new_tokens, max_len):
+    """The same greedy generation through the prefill and decode modules (what gets exported)."""
+    with torch.no_grad():
+        out = prefill(prompt)
+        b, p = prompt.shape
+        past = [F.pad(t, (0, 0, 0, max_len - p)) for t in out[1:]]
+        tokens = [torch.argmax(out[0], dim=-1, keepdim=True)]
+        for pos in range(p, p + new_tokens - 1):
+            out = decode(tokens[-1], torch.full((b, 1), pos, dtype=torch.long), *past)
+            past = list(out[1:])
+            tokens.append(torch.argmax(out[0], dim=-1, keepdim=True))
+    return torch.cat(tokens, dim=1)
+
+
+# --------------------------------------------------------------------------
 # Funnel Transformer, after HF FunnelModel (funnel-transformer/small)
 # --------------------------------------------------------------------------
 
@@ -885,9 +984,93 @@ def export_one(name, args):
     sys.stdout.flush()
 
 
+# KV-cache generation models: name -> GPT2Model constructor. export_kv writes prefill.onnx,
+# decode.onnx and reference/{prompt,tokens,logits}.pb (torch's greedy generation, no cache).
+KV_ZOO = {
+    "gpt2_kv": lambda: GPT2Model(_gpt2_cfg()),
+    "gpt2_kv_tiny": lambda: GPT2Model(_gpt2_cfg(vocab=256, hidden=32, layers=2, heads=2, ffn=128,
+                                                 positions=64)),
+}
+
+
+def _export_graph(module, inputs, path, in_names, out_names, axes):
+    import onnx
+    torch.onnx.export(module, inputs, path, opset_version=OPSET, do_constant_folding=True,
+                      input_names=in_names, output_names=out_names, dynamic_axes=axes)
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto)
+    counts = op_counts(proto)
+    print("  %s (%.1f MB), %d nodes: %s" % (path, os.path.getsize(path) / 2**20, sum(counts.values()),
+                                           ", ".join("%s %d" % kv for kv in sorted(counts.items()))))
+
+
+def build_kv_gpt2(name, seed=0):
+    """The GPT2Model of KV_ZOO[name] with export_kv's weights (bench/generate.py's torch engine)."""
+    torch.manual_seed(seed)
+    gpt2 = init_transformer(KV_ZOO[name]())
+    # With HF's N(0, 0.02) everywhere and the LM head tied to wte, a random GPT-2 predicts its
+    # last token again forever (that token's own embedding dominates the residual stream), and
+    # a token check would compare one repeated id. Scaling the blocks' projections by 10 lets
+    # them dominate, so the greedy tokens follow the context (e.g. 6 distinct ids in 16 for
+    # gpt2_kv_tiny, smallest top-2 gap 0.003: far above float32 rounding).
+    with torch.no_grad():
+        for block in gpt2.h:
+            for conv in (block.attn.c_attn, block.attn.c_proj, block.mlp.c_fc, block.mlp.c_proj):
+                conv.weight.mul_(10.0)
+    return gpt2.eval()
+
+
+def export_kv(name, args):
+    gpt2 = build_kv_gpt2(name, args.seed)
+    layers, heads = len(gpt2.h), gpt2.h[0].attn.num_heads
+    vocab = gpt2.wte.num_embeddings
+    prompt_len = args.seq if args.seq is not None else 8
+    max_len = args.max_len if args.max_len is not None else prompt_len + args.new
+    if max_len < prompt_len + args.new - 1:
+        sys.exit("--max-len %d holds fewer than the prompt and the new tokens (%d)"
+                 % (max_len, prompt_len + args.new - 1))
+    rng = np.random.default_rng(args.seed + 1000 * args.set)
+    prompt = torch.from_numpy(rng.integers(0, vocab, size=(args.batch, prompt_len), dtype=np.int64))
+    prefill, decode = GPT2Prefill(gpt2).eval(), GPT2Decode(gpt2).eval()
+
+    tokens, logits = gpt2_greedy_reference(gpt2, prompt, args.new)
+    cached = gpt2_greedy_cached(prefill, decode, prompt, args.new, max_len)
+    if not torch.equal(tokens, cached):
+        sys.exit("%s: torch's cached generation %s differs from the uncached one %s"
+                 % (name, cached.tolist(), tokens.tolist()))
+    top2 = torch.topk(logits, 2, dim=-1).values
+    margin = float((top2[..., 0] - top2[..., 1]).min())
+
+    outdir = os.path.join(args.out, name)
+    os.makedirs(os.path.join(outdir, "reference"), exist_ok=True)
+    kv = ["%s_%s_%d" % (io, kv, i) for i in range(layers) for kv in ("key", "value")
+          for io in ("present",)]
+    past = [n.replace("present", "past") for n in kv]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch"}}
+    axes.update({n: {0: "batch", 2: "seq"} for n in kv})
+    print("%s: %d layers, %d heads, vocab %d, prompt %d, %d new tokens, cache %d slots"
+          % (name, layers, heads, vocab, prompt_len, args.new, max_len))
+    if not args.data_only:
+        _export_graph(prefill, (prompt,), os.path.join(outdir, "prefill.onnx"),
+                      ["input_ids"], ["logits"] + kv, axes)
+        cache = [torch.zeros(args.batch, heads, max_len, gpt2.h[0].attn.head_dim) for _ in past]
+        step_in = (prompt[:, -1:], torch.full((args.batch, 1), prompt_len, dtype=torch.long))
+        axes = {"input_ids": {0: "batch"}, "position_ids": {0: "batch"}, "logits": {0: "batch"}}
+        axes.update({n: {0: "batch", 2: "max_len"} for n in past + kv})
+        _export_graph(decode, step_in + tuple(cache), os.path.join(outdir, "decode.onnx"),
+                      ["input_ids", "position_ids"] + past, ["logits"] + kv, axes)
+    ref = os.path.join(outdir, "reference")
+    save_tensor(os.path.join(ref, "prompt.pb"), prompt.numpy(), "input_ids")
+    save_tensor(os.path.join(ref, "tokens.pb"), tokens.numpy(), "tokens")
+    save_tensor(os.path.join(ref, "logits.pb"), logits.numpy().astype(np.float32), "logits")
+    print("  torch's greedy tokens %s; smallest top-2 logit gap %.4g"
+          % (tokens.tolist(), margin))
+    sys.stdout.flush()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("names", nargs="+", metavar="NAME", help=", ".join(ZOO))
+    p.add_argument("names", nargs="+", metavar="NAME", help=", ".join(list(ZOO) + list(KV_ZOO)))
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", "zoo"),
                    help="output directory (default bench/zoo)")
@@ -904,17 +1087,26 @@ def main():
     p.add_argument("--hidden", type=int, default=None,
                    help="bert_scaled: hidden size (default 768; heads = hidden/64, FFN = 4*hidden);"
                         " written to DIR/bert_L<layers>_H<hidden>")
+    p.add_argument("--new", type=int, default=16,
+                   help="gpt2_kv*: new tokens of the reference generation (default 16)")
+    p.add_argument("--max-len", type=int, default=None,
+                   help="gpt2_kv*: the cache's slots in the example decode inputs (default"
+                        " prompt + new); the graph leaves it symbolic (max_len)")
     args = p.parse_args()
-    unknown = [n for n in args.names if n not in ZOO]
+    unknown = [n for n in args.names if n not in ZOO and n not in KV_ZOO]
     if unknown:
-        p.error("unknown model(s): %s (known: %s)" % (", ".join(unknown), ", ".join(ZOO)))
+        p.error("unknown model(s): %s (known: %s)"
+                % (", ".join(unknown), ", ".join(list(ZOO) + list(KV_ZOO))))
     torch.set_num_threads(1)
     # The HF-style code reads shapes at run time on purpose; the tracer's
     # warnings about it (and about constant torch.tensor) are expected.
     warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     args.out = os.path.normpath(args.out)
     for name in args.names:
-        export_one(name, args)
+        if name in KV_ZOO:
+            export_kv(name, args)
+        else:
+            export_one(name, args)
 
 
 if __name__ == "__main__":
