@@ -1,7 +1,9 @@
 #!/bin/sh
 # The zoo against ONNX Runtime: export each model (when missing), compile it with ftaxc, check
 # its outputs against torch's, then time the program and ORT on the same file, alternating them
-# round by round, at each thread count. Prints a ratio table (ftaxc / ORT; below 1 = ftaxc faster).
+# round by round, at each thread count. Prints a ratio table (ftaxc / ORT; below 1 = ftaxc faster)
+# and each one's share of the machine's fp32 peak (2 x the MACs ftaxc --report counts, over the
+# time, over build/peak's FMA rate at that thread count).
 #
 #   bench/zoo_check.sh [--zoo DIR] [--threads "1 2"] [--rounds R] [--iters N] [--busy K] [SPEC...]
 #
@@ -23,16 +25,20 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --busy) busy=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
 [ $# -gt 0 ] || set -- bert_L2_H128@8 bert_base@8 bert_base@128 distilbert@128 gpt2@16 vit_b_16 \
   resnet50 squeezenet1_1 mobilenet_v2 efficientnet_b0
-[ -x build/ftaxc ] && [ -x build/ftax-compare ] || { echo "zoo_check: build first (cmake --build build)" >&2; exit 1; }
+[ -x build/ftaxc ] && [ -x build/ftax-compare ] && [ -x build/peak ] || { echo "zoo_check: build first (cmake --build build)" >&2; exit 1; }
 [ -d bench/peers/node_modules/onnxruntime-node ] || (cd bench/peers && npm ci --ignore-scripts >/dev/null)
 out=bench/out/zoo_check
 mkdir -p "$out"
+
+# the fp32 FMA peak for each thread count (build/peak), measured before any neighbour starts
+peak_of() { build/peak "$1" | awk '{ print $3 }'; }
+for t in $threads; do eval "peak_$t=\$(peak_of $t)"; done
 
 spinners=""
 stop_spinners() { [ -z "$spinners" ] || kill $spinners 2>/dev/null || true; }
@@ -69,11 +75,11 @@ check() { # NAME PROG
   echo "$err"
 }
 
-header="| model | max abs err vs torch |"
-rule="|---|---:|"
+header="| model | GMACs | max abs err vs torch |"
+rule="|---|---:|---:|"
 for t in $threads; do
-  header="$header ftaxc ${t}t ms | ORT ${t}t ms | ratio ${t}t |"
-  rule="$rule---:|---:|---:|"
+  header="$header ftaxc ${t}t ms | ORT ${t}t ms | ratio ${t}t | % of ${t}t peak, ftaxc / ORT |"
+  rule="$rule---:|---:|---:|---:|"
 done
 [ "$busy" -eq 0 ] || { header="$header ftaxc Nt/1t | ORT Nt/1t |"; rule="$rule---:|---:|"; }
 { echo "$header"; echo "$rule"; } > "$out/table.md"
@@ -87,7 +93,8 @@ for spec in "$@"; do
   tag=$(echo "$spec" | tr '@' '_')
   echo "== $spec: ftaxc $zoo/$m/model.onnx $dims" >&2
   # shellcheck disable=SC2086
-  build/ftaxc "$zoo/$m/model.onnx" -o "$out/$tag" $dims 2>"$out/$tag.ftaxc.log"
+  build/ftaxc "$zoo/$m/model.onnx" -o "$out/$tag" $dims --report 2>"$out/$tag.ftaxc.log"
+  macs=$(sed -n 's/^ *MACs *\([0-9]*\).*/\1/p' "$out/$tag.ftaxc.log")
   # the reference was written at the export's own shape (seq 128 for text): check at that shape
   chk=$out/$tag
   if [ -n "$seq" ] && [ "$seq" != 128 ]; then
@@ -95,7 +102,7 @@ for spec in "$@"; do
     [ -x "$chk" ] || build/ftaxc "$zoo/$m/model.onnx" -o "$chk" --dim batch=1 --dim seq=128 2>"$chk.ftaxc.log"
   fi
   err=$(check "$m" "$chk")
-  row="| $spec | $err |"
+  row="| $spec | $(awk -v m="${macs:-0}" 'BEGIN { printf "%.2f", m / 1e9 }') | $err |"
   first_c=""; first_o=""; last_c=""; last_o=""
   for t in $threads; do
     : > "$out/$tag.c$t"; : > "$out/$tag.o$t"
@@ -113,7 +120,9 @@ for spec in "$@"; do
   done
   for t in $threads; do
     c=$(median < "$out/$tag.c$t"); o=$(median < "$out/$tag.o$t")
-    row="$row $(awk -v c="$c" -v o="$o" 'BEGIN { printf "%.3f | %.3f | %.2f |", c, o, c / o }')"
+    pk=$(eval echo "\$peak_$t")
+    row="$row $(awk -v c="$c" -v o="$o" -v m="${macs:-0}" -v pk="$pk" 'BEGIN {
+      printf "%.3f | %.3f | %.2f | %.0f / %.0f |", c, o, c / o, 2 * m / (c * 1e6) / pk * 100, 2 * m / (o * 1e6) / pk * 100 }')"
     [ -n "$first_c" ] || { first_c=$c; first_o=$o; }
     last_c=$c; last_o=$o
   done
@@ -124,6 +133,7 @@ done
 {
   echo
   echo "$(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs;" \
+       "fp32 FMA peak (build/peak): $(for t in $threads; do printf '%s GFLOP/s at %st; ' "$(eval echo "\$peak_$t")" "$t"; done)" \
        "busy processes: $busy; rounds: $rounds x $iters iterations; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >> "$out/table.md"
 tail -n 1 "$out/table.md"
