@@ -80,7 +80,7 @@ void ft_graph_free(ft_graph *g) {
   }
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
-    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out);
+    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer);
     for (int k = 0; k < n->n_attrs; k++) ft_attr_free(&n->attrs[k]);
     free(n->attrs);
   }

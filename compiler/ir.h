@@ -83,6 +83,8 @@ typedef struct ft_node {
   int *out; /* value indices; -1 for an omitted optional output */
   ft_attr *attrs;
   int n_attrs;
+  int *outer;  /* values of this graph that the node's subgraphs (If branches) read by name */
+  int n_outer;
   const struct ft_opdesc *op; /* resolved by ft_resolve_ops */
   int dead;
 } ft_node;

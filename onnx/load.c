@@ -567,23 +567,8 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
       g->vals[v].declared_dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dim->dim_value : -1;
     }
   }
-  /* producers; every consumed value must exist by the time it is used */
-  for (int i = 0; i < g->n_nodes && !rc; i++) {
-    ft_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_in; k++) {
-      int v = n->in[k];
-      if (v >= 0 && g->vals[v].kind == FT_V_ACT && g->vals[v].producer < 0)
-        rc = ft_fail(e, FT_EINVALID, "%s: %s reads '%s', which no earlier node produces and which is neither an input nor an initializer",
-                     path, ft_node_label(g, i), g->vals[v].name);
-    }
-    for (int k = 0; k < n->n_out && !rc; k++) {
-      int v = n->out[k];
-      if (v < 0) continue;
-      if (g->vals[v].producer >= 0 || g->vals[v].kind != FT_V_ACT)
-        rc = ft_fail(e, FT_EINVALID, "%s: %s writes '%s', which already has a value", path, ft_node_label(g, i), g->vals[v].name);
-      g->vals[v].producer = i;
-    }
-  }
+  /* producers, and the nodes in an order where each value is written before it is read */
+  if (!rc) rc = ft_sort_graph(g, 0, e);
   /* value_info: the element type a model declares for a value in the middle is checked too */
   for (size_t i = 0; i < gp->n_value_info && !rc; i++) {
     const Onnx__ValueInfoProto *vi = gp->value_info[i];

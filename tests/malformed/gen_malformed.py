@@ -532,9 +532,19 @@ def gen_invalid(g):
         has=["w"], note="a node writes an initializer")
     add("cycle", mk([node("Relu", ["b"], ["a"], "cyc_a"), node("Neg", ["a"], ["b"], "cyc_b"),
                      node("Add", ["a", "x"], ["y"], "add_node")], [vi("x", F, [2, 3])], [vi("y", F, None)]),
-        has=["cyc_"], note="a -> b -> a")
+        has=["cycle", "'cyc_a' (Relu)", "'cyc_b' (Neg)"], note="a -> b -> a: both named")
     add("self_loop", mk([node("Add", ["a", "x"], ["a"], "loop_node"), node("Relu", ["a"], ["y"], "relu_node")],
-                        [vi("x", F, [2, 3])], [vi("y", F, None)]), has=["loop_node"], note="a node reads its own output")
+                        [vi("x", F, [2, 3])], [vi("y", F, None)]), has=["cycle", "loop_node"],
+        note="a node reads its own output")
+    # a cycle of 12 behind a sorted head, with a name that must come out escaped: the loader sorts
+    # what it can and names the loop (the first 8 nodes of it)
+    ring = [node("Neg", ["r%d" % ((k + 11) % 12)], ["r%d" % k], "ring_%d" % k if k else "ring\n0*/") for k in range(12)]
+    add("long_cycle", mk([node("Relu", ["x"], ["h"], "head")] + ring + [node("Add", ["r5", "h"], ["y"], "add_node")],
+                         [vi("x", F, [2, 3])], [vi("y", F, None)]),
+        has=["cycle (12 nodes)", "ring_1", "more)", "ring\\x0a0*/"], note="a loop of 12 nodes, one with a newline in its name")
+    # out of order but acyclic: sorted at load, as ONNX Runtime does
+    add("unsorted_ok", mk([node("Neg", ["h"], ["y"], "second"), node("Relu", ["x"], ["h"], "first")],
+                          [vi("x", F, [2, 3])], [vi("y", F, None)]), expect=(0,), note="two nodes listed consumer first")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")

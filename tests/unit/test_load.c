@@ -629,6 +629,38 @@ Test(load, dangling_references_are_invalid) {
   cr_assert_eq(load_code(path, &e), FT_EINVALID);
 }
 
+/* Nodes out of order are sorted at load, stably: of the nodes whose inputs are ready, the one
+ * earliest in the file goes first; a cycle is refused naming the nodes on it. */
+Test(load, unsorted_nodes_are_sorted_stably) {
+  char *path = tu_fmt("%s/m.onnx", dir);
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "2"));
+  tb_add_node(gp, tb_node("Neg", "C", "b", "c"));
+  tb_add_node(gp, tb_node("Relu", "A", "x", "a"));
+  tb_add_node(gp, tb_node("Abs", "B", "a", "b"));
+  tb_add_node(gp, tb_node("Exp", "D", "x", "d"));
+  tb_add_node(gp, tb_node("Add", "E", "c,d", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
+  tb_write_model(tb_model(gp, 13), path);
+  ft_graph *g = tu_load(path);
+  const char *want[] = {"A", "B", "C", "D", "E"};
+  for (int i = 0; i < 5; i++) cr_assert_str_eq(g->nodes[i].name, want[i], "node %d", i);
+  for (int i = 0; i < 5; i++) cr_assert_eq(g->vals[g->nodes[i].out[0]].producer, i);
+  ft_graph_free(g);
+
+  gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "2"));
+  tb_add_node(gp, tb_node("Add", "P", "x,r", "p"));
+  tb_add_node(gp, tb_node("Relu", "Q", "p", "q"));
+  tb_add_node(gp, tb_node("Neg", "R", "q", "r"));
+  tb_add_node(gp, tb_node("Neg", "Y", "q", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
+  tb_write_model(tb_model(gp, 13), path);
+  ft_err e;
+  cr_assert_eq(load_code(path, &e), FT_EINVALID);
+  cr_assert(strstr(e.msg, "cycle (3 nodes): 'P' (Add) -> 'Q' (Relu) -> 'R' (Neg) -> 'P' (Add)"), "%s", e.msg);
+}
+
 Test(load, non_tensor_input_is_unsupported) {
   Onnx__GraphProto *gp = tb_graph("g");
   Onnx__ValueInfoProto *seq = tb_value("s", FT_FLOAT, NULL);
