@@ -545,6 +545,34 @@ def gen_invalid(g):
     # out of order but acyclic: sorted at load, as ONNX Runtime does
     add("unsorted_ok", mk([node("Neg", ["h"], ["y"], "second"), node("Relu", ["x"], ["h"], "first")],
                           [vi("x", F, [2, 3])], [vi("y", F, None)]), expect=(0,), note="two nodes listed consumer first")
+    # If: branches are loaded, sorted and checked like the main graph; the branch taken replaces
+    # the If when its condition is known at compile time
+    def branch(nodes, outs, inits=()):
+        return helper.make_graph(nodes, "b", [], [vi(o, F, None) for o in outs], list(inits))
+    ok_b = branch([node("Neg", ["x"], ["nx"], "neg_b")], ["nx"])
+    cond_true = [init("c", np.array(True))]
+    add("if_branch_cycle", mk([node("If", ["c"], ["y"], "if_node", then_branch=branch(
+        [node("Relu", ["q"], ["p"], "loop_p"), node("Neg", ["p"], ["q"], "loop_q"), node("Add", ["p", "x"], ["yb"], "out_b")],
+        ["yb"]), else_branch=ok_b)], [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true),
+        has=["cycle", "'loop_p' (Relu)", "'loop_q' (Neg)"], note="a cycle inside a branch")
+    add("if_branch_reads_undefined", mk([node("If", ["c"], ["y"], "if_node", then_branch=branch(
+        [node("Add", ["x", "nowhere"], ["yb"], "add_b")], ["yb"]), else_branch=ok_b)],
+        [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true), has=["nowhere", "if_node"],
+        note="a branch reads a name no enclosing graph defines")
+    add("if_outputs_mismatch", mk([node("If", ["c"], ["y", "z"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                  [vi("x", F, [2, 3])], [vi("y", F, None), vi("z", F, None)], cond_true),
+        has=["if_node", "then_branch"], note="If with 2 outputs, its branch has 1")
+    add("if_cond_not_scalar", mk([node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None)], [init("c", np.array([True, False]))]),
+        has=["if_node", "2 elements"], note="a condition of two elements")
+    add("if_no_branch_graph", mk([node("If", ["c"], ["y"], "if_node", then_branch=ok_b)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true),
+        has=["if_node", "else_branch"], note="If without its else_branch")
+    add("if_runtime_condition", mk([node("ReduceSum", ["x"], ["sx"], "sum", keepdims=0),
+                                    node("Greater", ["sx", "zero"], ["c"], "positive"),
+                                    node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                   [vi("x", F, [2, 3])], [vi("y", F, None)], [init("zero", np.array(0, np.float32))]),
+        expect=(3,), has=["if_node", "known at compile time"], note="a condition computed from data: unsupported")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")
