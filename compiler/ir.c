@@ -55,6 +55,7 @@ void ft_attr_free(ft_attr *a) {
   for (int i = 0; i < a->n_strings; i++) free(a->strings[i]);
   free(a->strings);
   if (a->t) { ft_tensor_free_data(a->t); free(a->t); }
+  ft_graph_free(a->g);
   memset(a, 0, sizeof *a);
 }
 
@@ -69,6 +70,49 @@ void ft_attr_copy(ft_attr *d, const ft_attr *s) {
     for (int i = 0; i < s->n_strings; i++) d->strings[i] = dupstr(s->strings[i]);
   }
   if (s->t) { d->t = malloc(sizeof *d->t); ft_tensor_clone(d->t, s->t); }
+  if (s->g) d->g = ft_graph_clone(s->g);
+}
+
+static int *dup_ints(const int *a, int n) {
+  int *d = malloc(sizeof(int) * (size_t)(n ? n : 1));
+  if (n) memcpy(d, a, sizeof(int) * (size_t)n);
+  return d;
+}
+
+static void clone_node(ft_node *d, const ft_node *s) {
+  *d = *s;
+  d->name = dupstr(s->name);
+  d->op_type = dupstr(s->op_type);
+  d->domain = dupstr(s->domain);
+  d->in = dup_ints(s->in, s->n_in);
+  d->out = dup_ints(s->out, s->n_out);
+  d->outer = s->n_outer ? dup_ints(s->outer, s->n_outer) : NULL;
+  d->attrs = malloc(sizeof(ft_attr) * (size_t)(s->n_attrs ? s->n_attrs : 1));
+  for (int k = 0; k < s->n_attrs; k++) ft_attr_copy(&d->attrs[k], &s->attrs[k]);
+}
+
+ft_graph *ft_graph_clone(const ft_graph *g) {
+  ft_graph *c = calloc(1, sizeof *c);
+  *c = *g;
+  c->path = dupstr(g->path);
+  c->name = dupstr(g->name);
+  c->vals = malloc(sizeof(ft_value) * (size_t)(g->cap_vals ? g->cap_vals : 1));
+  for (int i = 0; i < g->n_vals; i++) {
+    ft_value *v = &c->vals[i];
+    *v = g->vals[i];
+    v->name = dupstr(g->vals[i].name);
+    ft_tensor_clone(&v->t, &g->vals[i].t);
+    for (int k = 0; k < FT_MAX_RANK; k++) v->sym[k] = dupstr(g->vals[i].sym[k]);
+  }
+  c->nodes = malloc(sizeof(ft_node) * (size_t)(g->cap_nodes ? g->cap_nodes : 1));
+  for (int i = 0; i < g->n_nodes; i++) clone_node(&c->nodes[i], &g->nodes[i]);
+  c->inputs = dup_ints(g->inputs, g->n_inputs);
+  c->outputs = dup_ints(g->outputs, g->n_outputs);
+  return c;
+}
+
+int ft_value_is_outer(const ft_graph *sub, int v) {
+  return sub->vals[v].kind == FT_V_ACT && sub->vals[v].producer < 0;
 }
 
 void ft_graph_free(ft_graph *g) {
@@ -80,7 +124,7 @@ void ft_graph_free(ft_graph *g) {
   }
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
-    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out);
+    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer);
     for (int k = 0; k < n->n_attrs; k++) ft_attr_free(&n->attrs[k]);
     free(n->attrs);
   }

@@ -55,6 +55,7 @@ typedef struct ft_attr {
   char **strings;
   int n_strings;
   ft_tensor *t; /* owned, with data */
+  struct ft_graph *g; /* FT_ATTR_GRAPH: the subgraph (If's branches), owned */
 } ft_attr;
 
 enum { FT_V_ACT = 0, FT_V_INPUT = 1, FT_V_CONST = 2 };
@@ -83,6 +84,8 @@ typedef struct ft_node {
   int *out; /* value indices; -1 for an omitted optional output */
   ft_attr *attrs;
   int n_attrs;
+  int *outer;  /* values of this graph that the node's subgraphs (If branches) read by name */
+  int n_outer;
   const struct ft_opdesc *op; /* resolved by ft_resolve_ops */
   int dead;
 } ft_node;
@@ -110,7 +113,11 @@ int ft_value_get(ft_graph *g, const char *name);     /* find or add */
 ft_node *ft_node_add(ft_graph *g, const char *name, const char *op_type, const char *domain,
                      int n_in, int n_out);
 void ft_attr_free(ft_attr *a);
-void ft_attr_copy(ft_attr *dst, const ft_attr *src);
+void ft_attr_copy(ft_attr *dst, const ft_attr *src); /* deep: a subgraph is cloned */
+/* A deep copy: values (with data), nodes, attributes, subgraphs. */
+ft_graph *ft_graph_clone(const ft_graph *g);
+/* In a subgraph: value v is read but not defined there, a name of an enclosing graph. */
+int ft_value_is_outer(const ft_graph *sub, int v);
 
 /* Attribute lookup with defaults. */
 const ft_attr *ft_attr_find(const ft_node *n, const char *name);

@@ -80,6 +80,8 @@ enum {
   FT_OP_ALIAS = 1,   /* output 0 is input 0's bytes reinterpreted (Reshape, Squeeze, ...) */
   FT_OP_INPLACE = 2, /* output 0 may overwrite an input of its size that dies at this node */
   FT_OP_NOEVAL = 4,  /* has no kernel: must be folded at compile time (Constant, Shape...) */
+  FT_OP_CONTROL = 8, /* runs a subgraph: the inference sweep replaces it by the branch it takes
+                        when that is known (compiler/passes/branch.c) */
 };
 
 /* FT_OP_INPLACE lets the planner pick any input. A kernel that still reads some inputs after it

@@ -31,6 +31,10 @@ int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
  * known shape, Constant). */
 enum { FT_INFER_NO_FOLD = 0, FT_INFER_FOLD = 1, FT_INFER_SHAPES = 2 };
 int ft_infer(ft_graph *g, int mode, ft_err *e);
+/* Part of that sweep (compiler/passes/branch.c): If node i, its condition known, is replaced by
+ * the nodes of the branch it takes (*taken = 1; node i is then the branch's first node). An
+ * unknown condition leaves it (*taken = 0). */
+int ft_take_branch(ft_graph *g, int i, int *taken, ft_err *e);
 
 /* Remove Identity and Dropout (inference mode), then nodes whose results nobody uses. */
 int ft_simplify(ft_graph *g, ft_err *e);

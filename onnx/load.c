@@ -236,9 +236,7 @@ static int convert_attr(const Onnx__AttributeProto *ap, const char *dir, ft_attr
     int rc = ft_tensor_from_proto(ap->t, dir, a->t, e);
     if (rc) { free(a->t); a->t = NULL; return rc; }
   }
-  /* Graph attributes (If, Loop, Scan bodies) are not kept: those ops are unsupported and are
-   * reported as such by name. */
-  return 0;
+  return 0; /* a graph attribute (ap->g) is loaded by load_graph_attr */
 }
 
 static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info, ft_err *e) {
@@ -320,6 +318,7 @@ static const Onnx__FunctionProto *find_function(const Onnx__ModelProto *m, const
 }
 
 static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc, int depth);
+static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a);
 
 static int inline_function(load_ctx *L, const Onnx__NodeProto *np, const Onnx__FunctionProto *fn,
                            const inline_scope *sc, int depth, const ft_node *caller) {
@@ -379,6 +378,7 @@ static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *
     n->attrs = realloc(n->attrs, sizeof(ft_attr) * (n->n_attrs + 1));
     int rc = convert_attr(ap, L->dir, &n->attrs[n->n_attrs], L->e);
     n->n_attrs++;
+    if (!rc && ap->g) rc = load_graph_attr(L, ap->g, sc, ni, &L->g->nodes[ni].attrs[n->n_attrs - 1]);
     if (rc) return rc;
   }
   for (size_t i = 0; i < np->n_input; i++) {
@@ -496,6 +496,128 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
   return rc;
 }
 
+/* Initializers: named, unique, their data read (external data from the model's folder). */
+static int load_initializers(load_ctx *L, const Onnx__GraphProto *gp) {
+  ft_graph *g = L->g;
+  for (size_t i = 0; i < gp->n_initializer; i++) {
+    const Onnx__TensorProto *tp = gp->initializer[i];
+    if (!tp->name || !tp->name[0]) return ft_fail(L->e, FT_EINVALID, "%s: initializer #%zu has no name", g->path, i);
+    if (ft_value_find(g, tp->name) >= 0) return ft_fail(L->e, FT_EINVALID, "%s: two initializers are named '%s'", g->path, tp->name);
+    int vi = ft_value_get(g, tp->name);
+    ft_value *v = &g->vals[vi];
+    int rc = ft_tensor_from_proto(tp, L->dir, &v->t, L->e);
+    if (!rc) { v->kind = FT_V_CONST; v->shape_known = 1; continue; }
+    if (L->e->code && !strstr(L->e->msg, g->path)) {
+      char tmp[sizeof L->e->msg];
+      snprintf(tmp, sizeof tmp, "%.500s: %.1500s", g->path, L->e->msg);
+      memcpy(L->e->msg, tmp, sizeof tmp);
+    }
+    return rc;
+  }
+  return 0;
+}
+
+static int load_inputs(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
+  ft_graph *g = L->g;
+  g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
+  for (size_t i = 0; i < gp->n_input; i++) {
+    const Onnx__ValueInfoProto *vi = gp->input[i];
+    if (!vi->name || !vi->name[0]) return ft_fail(L->e, FT_EINVALID, "%s: graph input #%zu has no name", g->path, i);
+    for (size_t j = 0; j < i; j++)
+      if (gp->input[j]->name && !strcmp(gp->input[j]->name, vi->name))
+        return ft_fail(L->e, FT_EINVALID, "%s: two graph inputs are named '%s'", g->path, vi->name);
+    int v = ft_value_get(g, vi->name);
+    if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
+    /* a subgraph's inputs (Loop and Scan bodies) may leave their type to the op */
+    int untyped = subgraph && (!vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET);
+    int rc = untyped ? 0 : set_value_type(g, v, vi, L->e);
+    g->vals[v].kind = FT_V_INPUT;
+    g->inputs[g->n_inputs++] = v;
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Graph outputs, with the element type and sizes they declare (checked against inference). In a
+ * subgraph an output may be a name of an enclosing graph. */
+static int load_outputs(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
+  ft_graph *g = L->g;
+  g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
+  for (size_t i = 0; i < gp->n_output; i++) {
+    const Onnx__ValueInfoProto *vo = gp->output[i];
+    if (!vo->name || !vo->name[0]) return ft_fail(L->e, FT_EINVALID, "%s: graph output #%zu has no name", g->path, i);
+    int v = subgraph ? ft_value_get(g, vo->name) : ft_value_find(g, vo->name);
+    if (v < 0) return ft_fail(L->e, FT_EINVALID, "%s: graph output '%s' is produced by no node", g->path, vo->name);
+    g->vals[v].is_output = 1;
+    g->outputs[g->n_outputs++] = v;
+    const Onnx__TypeProto *tp = vo->type;
+    const Onnx__TypeProto__Tensor *tt = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+    if (tt && tt->has_elem_type) g->vals[v].declared_dtype = tt->elem_type;
+    g->vals[v].declared_rank = tt && tt->shape && tt->shape->n_dim <= FT_MAX_RANK ? (int)tt->shape->n_dim : -1;
+    for (int d = 0; d < g->vals[v].declared_rank; d++) {
+      const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+      g->vals[v].declared_dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dim->dim_value : -1;
+    }
+  }
+  return 0;
+}
+
+/* value_info: the element type a model declares for a value in the middle is checked too. */
+static void load_value_info(ft_graph *g, const Onnx__GraphProto *gp) {
+  for (size_t i = 0; i < gp->n_value_info; i++) {
+    const Onnx__ValueInfoProto *vi = gp->value_info[i];
+    const Onnx__TypeProto *tp = vi->type;
+    int v = vi->name ? ft_value_find(g, vi->name) : -1;
+    if (v >= 0 && !g->vals[v].declared_dtype && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->tensor_type && tp->tensor_type->has_elem_type)
+      g->vals[v].declared_dtype = tp->tensor_type->elem_type;
+  }
+}
+
+/* The whole of one graph (the model's, or a subgraph) into L->g: values, nodes in an order where
+ * each value is written before it is read, outputs; checked against the ONNX rules. */
+static int load_graph(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
+  ft_graph *g = L->g;
+  g->name = strdup(gp->name ? gp->name : "");
+  int rc = load_initializers(L, gp);
+  if (!rc) rc = load_inputs(L, gp, subgraph);
+  for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(L, gp->node[i], NULL, 0);
+  if (!rc) rc = load_outputs(L, gp, subgraph);
+  if (!rc) rc = ft_sort_graph(g, subgraph, L->e);
+  if (!rc) load_value_info(g, gp);
+  for (int i = 0; i < g->n_outputs && !rc && !subgraph; i++) {
+    const ft_value *v = &g->vals[g->outputs[i]];
+    if (v->kind == FT_V_ACT && v->producer < 0)
+      rc = ft_fail(L->e, FT_EINVALID, "%s: graph output '%s' is produced by no node and is neither an input nor an initializer",
+                   g->path, v->name);
+  }
+  if (!rc) rc = ft_validate_graph(g, L->e);
+  return rc;
+}
+
+/* A graph attribute (If's branches, Loop and Scan bodies): loaded whole as a graph of its own.
+ * The names it reads from enclosing graphs become values of the graph being loaded, recorded in
+ * the node's outer list, so the sort and the checks see them as the node's inputs. */
+static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a) {
+  ft_graph *s = ft_graph_new();
+  s->path = strdup(L->g->path);
+  s->opset = L->g->opset;
+  a->g = s;
+  load_ctx sub = {s, L->m, L->dir, L->e};
+  int rc = load_graph(&sub, gp, 1);
+  for (int v = 0; v < s->n_vals && !rc; v++) {
+    if (!ft_value_is_outer(s, v)) continue;
+    int ov = scoped_value(L, sc, s->vals[v].name);
+    ft_node *n = &L->g->nodes[ni];
+    int seen = 0;
+    for (int k = 0; k < n->n_outer; k++) seen |= n->outer[k] == ov;
+    if (seen || ov < 0) continue;
+    n->outer = realloc(n->outer, sizeof(int) * (size_t)(n->n_outer + 1));
+    n->outer[n->n_outer++] = ov;
+  }
+  return rc;
+}
+
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e) {
   *out = NULL;
@@ -510,7 +632,6 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
   if (rc) { onnx__model_proto__free_unpacked(m, NULL); return rc; }
   ft_graph *g = ft_graph_new();
   g->path = strdup(path);
-  g->name = strdup(m->graph->name ? m->graph->name : "");
   g->opset = 0;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const char *d = m->opset_import[i]->domain;
@@ -518,88 +639,7 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
   }
   if (!g->opset) g->opset = 1; /* IR versions 1 and 2 had no opset imports */
   load_ctx L = {g, m, dir, e};
-  const Onnx__GraphProto *gp = m->graph;
-
-  for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
-    const Onnx__TensorProto *tp = gp->initializer[i];
-    if (!tp->name || !tp->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: initializer #%zu has no name", path, i); break; }
-    if (ft_value_find(g, tp->name) >= 0) { rc = ft_fail(e, FT_EINVALID, "%s: two initializers are named '%s'", path, tp->name); break; }
-    int vi = ft_value_get(g, tp->name);
-    ft_value *v = &g->vals[vi];
-    rc = ft_tensor_from_proto(tp, dir, &v->t, e);
-    if (!rc) { v->kind = FT_V_CONST; v->shape_known = 1; }
-    else if (e->code && !strstr(e->msg, path)) {
-      char tmp[sizeof e->msg];
-      snprintf(tmp, sizeof tmp, "%.500s: %.1500s", path, e->msg);
-      memcpy(e->msg, tmp, sizeof tmp);
-    }
-  }
-  g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
-  for (size_t i = 0; i < gp->n_input && !rc; i++) {
-    const Onnx__ValueInfoProto *vi = gp->input[i];
-    if (!vi->name || !vi->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: graph input #%zu has no name", path, i); break; }
-    for (size_t j = 0; j < i; j++)
-      if (gp->input[j]->name && !strcmp(gp->input[j]->name, vi->name))
-        rc = ft_fail(e, FT_EINVALID, "%s: two graph inputs are named '%s'", path, vi->name);
-    if (rc) break;
-    int v = ft_value_get(g, vi->name);
-    if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
-    rc = set_value_type(g, v, vi, e);
-    g->vals[v].kind = FT_V_INPUT;
-    g->inputs[g->n_inputs++] = v;
-  }
-  for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(&L, gp->node[i], NULL, 0);
-  g->outputs = malloc(sizeof(int) * (gp->n_output + 1));
-  for (size_t i = 0; i < gp->n_output && !rc; i++) {
-    const Onnx__ValueInfoProto *vo = gp->output[i];
-    if (!vo->name || !vo->name[0]) { rc = ft_fail(e, FT_EINVALID, "%s: graph output #%zu has no name", path, i); break; }
-    int v = ft_value_find(g, vo->name);
-    if (v < 0) { rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node", path, vo->name); break; }
-    g->vals[v].is_output = 1;
-    g->outputs[g->n_outputs++] = v;
-    /* the declared dtype, checked against inference */
-    const Onnx__TypeProto *tp = vo->type;
-    const Onnx__TypeProto__Tensor *tt = tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
-    if (tt && tt->has_elem_type) g->vals[v].declared_dtype = tt->elem_type;
-    g->vals[v].declared_rank = tt && tt->shape && tt->shape->n_dim <= FT_MAX_RANK ? (int)tt->shape->n_dim : -1;
-    for (int d = 0; d < g->vals[v].declared_rank; d++) {
-      const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
-      g->vals[v].declared_dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ? dim->dim_value : -1;
-    }
-  }
-  /* producers; every consumed value must exist by the time it is used */
-  for (int i = 0; i < g->n_nodes && !rc; i++) {
-    ft_node *n = &g->nodes[i];
-    for (int k = 0; k < n->n_in; k++) {
-      int v = n->in[k];
-      if (v >= 0 && g->vals[v].kind == FT_V_ACT && g->vals[v].producer < 0)
-        rc = ft_fail(e, FT_EINVALID, "%s: %s reads '%s', which no earlier node produces and which is neither an input nor an initializer",
-                     path, ft_node_label(g, i), g->vals[v].name);
-    }
-    for (int k = 0; k < n->n_out && !rc; k++) {
-      int v = n->out[k];
-      if (v < 0) continue;
-      if (g->vals[v].producer >= 0 || g->vals[v].kind != FT_V_ACT)
-        rc = ft_fail(e, FT_EINVALID, "%s: %s writes '%s', which already has a value", path, ft_node_label(g, i), g->vals[v].name);
-      g->vals[v].producer = i;
-    }
-  }
-  /* value_info: the element type a model declares for a value in the middle is checked too */
-  for (size_t i = 0; i < gp->n_value_info && !rc; i++) {
-    const Onnx__ValueInfoProto *vi = gp->value_info[i];
-    const Onnx__TypeProto *tp = vi->type;
-    int v = vi->name ? ft_value_find(g, vi->name) : -1;
-    if (v >= 0 && !g->vals[v].declared_dtype && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-        tp->tensor_type && tp->tensor_type->has_elem_type)
-      g->vals[v].declared_dtype = tp->tensor_type->elem_type;
-  }
-  for (int i = 0; i < g->n_outputs && !rc; i++) {
-    const ft_value *v = &g->vals[g->outputs[i]];
-    if (v->kind == FT_V_ACT && v->producer < 0)
-      rc = ft_fail(e, FT_EINVALID, "%s: graph output '%s' is produced by no node and is neither an input nor an initializer",
-                   path, v->name);
-  }
-  if (!rc) rc = ft_validate_graph(g, e);
+  rc = load_graph(&L, m->graph, 0);
   onnx__model_proto__free_unpacked(m, NULL);
   if (rc) { ft_graph_free(g); return rc; }
   *out = g;

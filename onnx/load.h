@@ -22,6 +22,12 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
  * none twice) agree with the operator's ONNX signature at the model's opset. */
 int ft_validate_graph(const ft_graph *g, ft_err *e);
 
+/* Link each value to the node that writes it and sort the nodes so that every value is written
+ * before it is read (onnx/toposort.c): stable, so a sorted graph keeps its order; a value written
+ * twice, a value read that nothing defines (outside a subgraph, whose free names belong to an
+ * enclosing graph) and a cycle, named node by node, are FT_EINVALID. */
+int ft_sort_graph(ft_graph *g, int subgraph, ft_err *e);
+
 /* Where external data `location` of a model in folder dir lives: relative, without "..", a
  * regular file, and (links followed) inside dir. The resolved path goes to out. */
 int ft_external_path(const char *dir, const char *location, char *out, size_t n, ft_err *e);

@@ -45,15 +45,13 @@ static void name_model(ft_err *e, const char *path) {
 /* ---- load ----------------------------------------------------------------------------------- */
 
 /* Graph outputs' dtypes and shapes, from inference in shapes-only mode (the graph that runs
- * keeps every node). */
-static int learn_output_shapes(ft_eager *h, ft_err *e) {
+ * keeps every node, but for an If whose condition is known: its branch takes its place). */
+static void learn_output_shapes(ft_eager *h) {
   ft_graph *g = h->g;
-  int rc = ft_infer(g, FT_INFER_SHAPES, e);
-  for (int i = 0; !rc && i < g->n_outputs; i++) {
+  for (int i = 0; i < g->n_outputs; i++) {
     h->out_desc[i] = g->vals[g->outputs[i]].t;
     h->out_desc[i].data = NULL;
   }
-  return rc;
 }
 
 static void count_uses(ft_eager *h) {
@@ -95,6 +93,8 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   int rc = ft_load_model(path, &h->g, e);
   if (!rc) rc = ft_resolve_ops(h->g, e);
   if (!rc) rc = ft_specialize(h->g, pins, e);
+  /* before anything is sized by the node count: a branch taken changes the nodes */
+  if (!rc) rc = ft_infer(h->g, FT_INFER_SHAPES, e);
   if (rc) { ft_eager_free(h); return rc; }
   ft_graph *g = h->g;
   size_t nv = (size_t)g->n_vals + 1, nn = (size_t)g->n_nodes + 1;
@@ -117,8 +117,8 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
   count_uses(h);
   make_rows(h);
-  rc = learn_output_shapes(h, e);
-  if (!rc && dev) {
+  learn_output_shapes(h);
+  if (dev) {
     h->dptr = calloc(nv, sizeof *h->dptr);
     h->cdev = calloc(nv, sizeof *h->cdev);
     h->cdev_cls = calloc(nv, sizeof *h->cdev_cls);

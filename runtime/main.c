@@ -44,13 +44,15 @@ static void timing_start(void *ctx) { ft_eager_profile_reset(((eager_prog *)ctx)
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: ftax-eager MODEL.onnx [--dim SYM=N]... [--shape INPUT=DxD...]... [--device cpu|cuda] [--profile]\n"
+          "usage: ftax-eager MODEL.onnx [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind IN=FILE.pb]... [--device cpu|cuda]\n"
+          "                  [--profile]\n"
           "                  [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR]\n"
           "                  [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
           "Runs the model op by op, as an eager framework does (shape inference, allocation and one\n"
           "dispatch per node on every run), on the kernels ftaxc's programs use.\n"
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input), as ftaxc does\n"
           "  --device cuda      run on the GPU: one launch per node of the CUDA kernels ftaxc's .cu programs\n"
           "                     use, a caching device allocator, shape logic on the host (%s)\n"
           "  --profile          time every kernel call; print wall, kernel and overhead time per run\n"
@@ -87,7 +89,11 @@ int main(int argc, char **argv) {
   pass[np++] = argv[0];
   for (int i = 1; i < argc && !rc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--dim") || !strcmp(a, "--shape")) {
+    if (!strcmp(a, "--bind")) {
+      if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: --bind needs a value\n"); rc = FT_EUSAGE; break; }
+      if (pins.n_binds == 64) { fprintf(stderr, "ftax-eager: too many --bind options (64 at most)\n"); rc = FT_EUSAGE; break; }
+      pins.binds[pins.n_binds++] = argv[++i];
+    } else if (!strcmp(a, "--dim") || !strcmp(a, "--shape")) {
       int is_dim = a[2] == 'd';
       if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: %s needs a value\n", a); rc = FT_EUSAGE; break; }
       if ((is_dim ? pins.n_dims : pins.n_shapes) == 64) { fprintf(stderr, "ftax-eager: too many %s options (64 at most)\n", a); rc = FT_EUSAGE; break; }

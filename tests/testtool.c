@@ -7,7 +7,9 @@
  *       the ftaxc flags that pin every input whose shape the model leaves open to the shape of
  *       DATA_SET_DIR/input_K.pb, one argument per line ("--shape" then "NAME=2x8"); where a file
  *       `dims` sits beside MODEL.onnx (one SYM=N per line, # comments), "--dim" and each of its
- *       lines instead
+ *       lines instead; where a file `bind` sits beside MODEL.onnx (one INPUT=FILE.pb per line,
+ *       FILE relative to the model's folder), "--bind" and INPUT=MODEL_DIR/FILE for each line,
+ *       and the data set's input_K.pb count only the inputs left
  *
  * Exit: 0 ok, 1 usage, 2 unreadable model or tensor file. */
 #include <stdio.h>
@@ -51,14 +53,40 @@ static int list_ops(const char *path) {
   return 0;
 }
 
-static int shape_flags(const ft_graph *g, const char *set) {
+/* The model's bound inputs: MODEL_DIR/bind, printed as --bind flags; names[] gets the inputs. */
+static int bind_flags(const char *model, char names[][256], int max) {
+  char path[4096];
+  const char *slash = strrchr(model, '/');
+  int dir = slash ? (int)(slash - model + 1) : 0, n = 0;
+  snprintf(path, sizeof path, "%.*sbind", dir, model);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  while (fgets(line, sizeof line, f) && n < max) {
+    char spec[512];
+    if (sscanf(line, " %511s", spec) != 1 || spec[0] == '#' || !strchr(spec, '=')) continue;
+    char *eq = strchr(spec, '=');
+    printf("--bind\n%.*s=%.*s%s\n", (int)(eq - spec), spec, dir, model, eq + 1);
+    snprintf(names[n++], 256, "%.*s", (int)(eq - spec), spec);
+  }
+  fclose(f);
+  return n;
+}
+
+static int shape_flags(const ft_graph *g, const char *model, const char *set) {
+  char bound[64][256];
+  int n_bound = bind_flags(model, bound, 64), k = 0;
   for (int i = 0; i < g->n_inputs; i++) {
     const ft_value *v = &g->vals[g->inputs[i]];
+    int is_bound = 0;
+    for (int b = 0; b < n_bound; b++) is_bound |= !strcmp(bound[b], v->name);
+    if (is_bound) continue;
+    int file = k++; /* the data set holds the inputs left after binding */
     int open = v->t.rank < 0;
     for (int d = 0; d < v->t.rank; d++) open |= v->t.dims[d] < 0;
     if (!open) continue;
     char path[4096];
-    snprintf(path, sizeof path, "%s/input_%d.pb", set, i);
+    snprintf(path, sizeof path, "%s/input_%d.pb", set, file);
     ft_pb_tensor t;
     const char *why;
     if (ft_pb_read_tensor(path, &t, &why)) {
@@ -104,7 +132,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ftax-testtool: %s\n", e.msg);
     return 2;
   }
-  int rc = shape_flags(g, argv[3]);
+  int rc = shape_flags(g, argv[2], argv[3]);
   ft_graph_free(g);
   return rc;
 }

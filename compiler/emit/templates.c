@@ -23,3 +23,9 @@ const char *ft_template_dir(const char *name) {
     if (!strcmp(ft_templates[i].name, name)) return ft_templates[i].dir;
   return NULL;
 }
+
+const char *ft_template_nth(int i) {
+  for (int k = 0; ft_templates[k].name; k++)
+    if (k == i) return ft_templates[k].name;
+  return NULL;
+}

@@ -9,4 +9,8 @@ const char *ft_template_dir(const char *name);
 /* The embedded file name matching NAME (a bare file name or a path ending in it), or NULL. */
 const char *ft_template_name(const char *name);
 
+/* The name of the I-th embedded template (in the order they were embedded), NULL past the last:
+ * for tests that check every template together. */
+const char *ft_template_nth(int i);
+
 #endif

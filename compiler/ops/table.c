@@ -18,7 +18,7 @@ extern const ft_opdesc ft_ops_fused_attention[];
 extern const ft_opdesc ft_ops_fused_norm[], ft_ops_fused_gelu[], ft_ops_fused_gemm[];
 extern const ft_opdesc ft_ops_fused_conv[], ft_ops_fused_elementwise[];
 extern const ft_opdesc ft_ops_resize[], ft_ops_scatter[], ft_ops_linalg[], ft_ops_select[], ft_ops_quant[], ft_ops_rnn[],
-    ft_ops_gridsample[], ft_ops_detection[], ft_ops_spectral[], ft_ops_optim[], ft_ops_tfidf[];
+    ft_ops_gridsample[], ft_ops_detection[], ft_ops_spectral[], ft_ops_optim[], ft_ops_tfidf[], ft_ops_control[];
 
 static const ft_opdesc *const families[] = {
     ft_ops_binary,
@@ -29,7 +29,7 @@ static const ft_opdesc *const families[] = {
     ft_ops_fused_norm, ft_ops_fused_gelu, ft_ops_fused_gemm,
     ft_ops_fused_conv, ft_ops_fused_elementwise,
     ft_ops_resize, ft_ops_scatter, ft_ops_linalg, ft_ops_select, ft_ops_quant, ft_ops_rnn, ft_ops_gridsample,
-    ft_ops_detection, ft_ops_spectral, ft_ops_optim, ft_ops_tfidf,
+    ft_ops_detection, ft_ops_spectral, ft_ops_optim, ft_ops_tfidf, ft_ops_control,
 };
 
 const ft_opdesc *ft_op_find(const char *domain, const char *op_type) {

@@ -87,6 +87,11 @@ int ft_infer(ft_graph *g, int mode, ft_err *e) {
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
     if (n->dead) continue;
+    if (n->op->flags & FT_OP_CONTROL) {
+      int taken, rc = ft_take_branch(g, i, &taken, e);
+      if (rc) return rc;
+      if (taken) { i--; continue; } /* the branch's first node is node i now */
+    }
     ft_opctx c;
     ft_opctx_init(&c, g, i, e);
     int all_const = 1;

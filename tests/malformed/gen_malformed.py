@@ -532,9 +532,47 @@ def gen_invalid(g):
         has=["w"], note="a node writes an initializer")
     add("cycle", mk([node("Relu", ["b"], ["a"], "cyc_a"), node("Neg", ["a"], ["b"], "cyc_b"),
                      node("Add", ["a", "x"], ["y"], "add_node")], [vi("x", F, [2, 3])], [vi("y", F, None)]),
-        has=["cyc_"], note="a -> b -> a")
+        has=["cycle", "'cyc_a' (Relu)", "'cyc_b' (Neg)"], note="a -> b -> a: both named")
     add("self_loop", mk([node("Add", ["a", "x"], ["a"], "loop_node"), node("Relu", ["a"], ["y"], "relu_node")],
-                        [vi("x", F, [2, 3])], [vi("y", F, None)]), has=["loop_node"], note="a node reads its own output")
+                        [vi("x", F, [2, 3])], [vi("y", F, None)]), has=["cycle", "loop_node"],
+        note="a node reads its own output")
+    # a cycle of 12 behind a sorted head, with a name that must come out escaped: the loader sorts
+    # what it can and names the loop (the first 8 nodes of it)
+    ring = [node("Neg", ["r%d" % ((k + 11) % 12)], ["r%d" % k], "ring_%d" % k if k else "ring\n0*/") for k in range(12)]
+    add("long_cycle", mk([node("Relu", ["x"], ["h"], "head")] + ring + [node("Add", ["r5", "h"], ["y"], "add_node")],
+                         [vi("x", F, [2, 3])], [vi("y", F, None)]),
+        has=["cycle (12 nodes)", "ring_1", "more)", "ring\\x0a0*/"], note="a loop of 12 nodes, one with a newline in its name")
+    # out of order but acyclic: sorted at load, as ONNX Runtime does
+    add("unsorted_ok", mk([node("Neg", ["h"], ["y"], "second"), node("Relu", ["x"], ["h"], "first")],
+                          [vi("x", F, [2, 3])], [vi("y", F, None)]), expect=(0,), note="two nodes listed consumer first")
+    # If: branches are loaded, sorted and checked like the main graph; the branch taken replaces
+    # the If when its condition is known at compile time
+    def branch(nodes, outs, inits=()):
+        return helper.make_graph(nodes, "b", [], [vi(o, F, None) for o in outs], list(inits))
+    ok_b = branch([node("Neg", ["x"], ["nx"], "neg_b")], ["nx"])
+    cond_true = [init("c", np.array(True))]
+    add("if_branch_cycle", mk([node("If", ["c"], ["y"], "if_node", then_branch=branch(
+        [node("Relu", ["q"], ["p"], "loop_p"), node("Neg", ["p"], ["q"], "loop_q"), node("Add", ["p", "x"], ["yb"], "out_b")],
+        ["yb"]), else_branch=ok_b)], [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true),
+        has=["cycle", "'loop_p' (Relu)", "'loop_q' (Neg)"], note="a cycle inside a branch")
+    add("if_branch_reads_undefined", mk([node("If", ["c"], ["y"], "if_node", then_branch=branch(
+        [node("Add", ["x", "nowhere"], ["yb"], "add_b")], ["yb"]), else_branch=ok_b)],
+        [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true), has=["nowhere", "if_node"],
+        note="a branch reads a name no enclosing graph defines")
+    add("if_outputs_mismatch", mk([node("If", ["c"], ["y", "z"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                  [vi("x", F, [2, 3])], [vi("y", F, None), vi("z", F, None)], cond_true),
+        has=["if_node", "then_branch"], note="If with 2 outputs, its branch has 1")
+    add("if_cond_not_scalar", mk([node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None)], [init("c", np.array([True, False]))]),
+        has=["if_node", "2 elements"], note="a condition of two elements")
+    add("if_no_branch_graph", mk([node("If", ["c"], ["y"], "if_node", then_branch=ok_b)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true),
+        has=["if_node", "else_branch"], note="If without its else_branch")
+    add("if_runtime_condition", mk([node("ReduceSum", ["x"], ["sx"], "sum", keepdims=0),
+                                    node("Greater", ["sx", "zero"], ["c"], "positive"),
+                                    node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                   [vi("x", F, [2, 3])], [vi("y", F, None)], [init("zero", np.array(0, np.float32))]),
+        expect=(3,), has=["if_node", "known at compile time"], note="a condition computed from data: unsupported")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")

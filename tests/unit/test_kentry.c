@@ -84,6 +84,8 @@ Test(kentry, committed_models_use_registered_entries, .timeout = 120) {
   for (struct dirent *de; (de = readdir(d)) != NULL;) {
     char *path = tu_fmt("%s/%s/model.onnx", models, de->d_name);
     if (de->d_name[0] == '.' || !tu_exists(path)) continue;
+    /* kernels without twins yet: tests/cuda/missing_twins_test.sh holds it to its list */
+    if (tu_exists(tu_fmt("%s/%s/cuda_missing_twins", models, de->d_name))) continue;
     check_model(path, FT_PREC_FP32, &s);
     check_model(path, FT_PREC_FP16, &s);
     n++;

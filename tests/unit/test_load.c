@@ -272,6 +272,7 @@ Test(load, every_attribute_kind) {
   tb_attr_strings(n, "names", strs, 3);
   Onnx__GraphProto *body = tb_graph("body");
   tb_add_node(body, tb_node("Identity", "i", "x", "z"));
+  tb_add_output(body, tb_value("z", FT_FLOAT, NULL));
   tb_attr_graph(n, "then_branch", body);
   tb_add_node(gp, n);
   tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
@@ -307,9 +308,18 @@ Test(load, every_attribute_kind) {
   cr_assert_eq(a->type, FT_ATTR_STRINGS);
   cr_assert_eq(a->n_strings, 3);
   for (int i = 0; i < 3; i++) cr_assert_str_eq(a->strings[i], strs[i]);
-  /* a graph attribute loads (the op that owns it is then reported unsupported by name) */
+  /* a graph attribute loads as a graph of its own; the name it reads from outside ('x') is a
+   * value of the enclosing graph that the node records as read */
   cr_assert_not_null(a = ft_attr_find(nd, "then_branch"));
   cr_assert_eq(a->type, FT_ATTR_GRAPH);
+  cr_assert_not_null(a->g);
+  cr_assert_eq(a->g->n_nodes, 1);
+  cr_assert_eq(a->g->n_outputs, 1);
+  cr_assert_str_eq(a->g->vals[a->g->outputs[0]].name, "z");
+  int x_in_body = ft_value_find(a->g, "x");
+  cr_assert(x_in_body >= 0 && ft_value_is_outer(a->g, x_in_body));
+  cr_assert_eq(nd->n_outer, 1);
+  cr_assert_str_eq(g->vals[nd->outer[0]].name, "x");
   ft_graph_free(g);
 }
 
@@ -627,6 +637,38 @@ Test(load, dangling_references_are_invalid) {
   tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
   tb_write_model(tb_model(gp, 13), path);
   cr_assert_eq(load_code(path, &e), FT_EINVALID);
+}
+
+/* Nodes out of order are sorted at load, stably: of the nodes whose inputs are ready, the one
+ * earliest in the file goes first; a cycle is refused naming the nodes on it. */
+Test(load, unsorted_nodes_are_sorted_stably) {
+  char *path = tu_fmt("%s/m.onnx", dir);
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "2"));
+  tb_add_node(gp, tb_node("Neg", "C", "b", "c"));
+  tb_add_node(gp, tb_node("Relu", "A", "x", "a"));
+  tb_add_node(gp, tb_node("Abs", "B", "a", "b"));
+  tb_add_node(gp, tb_node("Exp", "D", "x", "d"));
+  tb_add_node(gp, tb_node("Add", "E", "c,d", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
+  tb_write_model(tb_model(gp, 13), path);
+  ft_graph *g = tu_load(path);
+  const char *want[] = {"A", "B", "C", "D", "E"};
+  for (int i = 0; i < 5; i++) cr_assert_str_eq(g->nodes[i].name, want[i], "node %d", i);
+  for (int i = 0; i < 5; i++) cr_assert_eq(g->vals[g->nodes[i].out[0]].producer, i);
+  ft_graph_free(g);
+
+  gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "2"));
+  tb_add_node(gp, tb_node("Add", "P", "x,r", "p"));
+  tb_add_node(gp, tb_node("Relu", "Q", "p", "q"));
+  tb_add_node(gp, tb_node("Neg", "R", "q", "r"));
+  tb_add_node(gp, tb_node("Neg", "Y", "q", "y"));
+  tb_add_output(gp, tb_value("y", FT_FLOAT, "2"));
+  tb_write_model(tb_model(gp, 13), path);
+  ft_err e;
+  cr_assert_eq(load_code(path, &e), FT_EINVALID);
+  cr_assert(strstr(e.msg, "cycle (3 nodes): 'P' (Add) -> 'Q' (Relu) -> 'R' (Neg) -> 'P' (Add)"), "%s", e.msg);
 }
 
 Test(load, non_tensor_input_is_unsupported) {
