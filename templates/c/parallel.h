@@ -16,6 +16,12 @@
  * caller waits for chunks that were taken, never for a worker to arrive. Idle workers spin a
  * bounded while (FT_PAR_SPIN polls), then sleep on a condition variable.
  *
+ * A worker the OS deschedules while it holds a chunk still makes the caller wait. When that
+ * keeps happening (the machine is busy: in a window of FT_PAR_WINDOW loops, FT_PAR_STALLS had
+ * the caller wait on others longer than it worked itself), the pool runs the next loops on the
+ * caller alone, then tries threads again; the serial stretch doubles while the stalls go on
+ * (ft_par_adapt). So a loaded machine costs about the 1-thread time, not a multiple of it.
+ *
  * Which thread runs a chunk never changes a result: every item is computed by the same
  * sequence of operations (the kernels' own rule). A call made from inside a chunk, or while
  * another thread owns the pool, runs serially. FT_NO_THREADS (or a target without POSIX
@@ -46,6 +52,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef FT_PAR_MAX_THREADS
@@ -58,6 +65,41 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #endif
 /* Chunks per thread a loop is cut into: enough that a thread that stalls holds little work. */
 #define FT_PAR_CHUNKS_PER_THREAD 8
+/* Stall detection (ft_par_adapt): a loop stalled when its caller waited on other threads longer
+ * than it worked and longer than FT_PAR_STALL_NS; FT_PAR_STALLS stalls in a window of
+ * FT_PAR_WINDOW loops switch to the caller alone for the next FT_PAR_SERIAL_MIN loops, doubled
+ * (up to FT_PAR_SERIAL_MAX) each time the stalls go on, back to the minimum after a clean window. */
+#define FT_PAR_STALL_NS 20000
+#define FT_PAR_WINDOW 16
+#define FT_PAR_STALLS 4
+#define FT_PAR_SERIAL_MIN 256
+#define FT_PAR_SERIAL_MAX 16384
+
+/* The caller's record of recent loops (only the thread that owns the pool touches it). */
+typedef struct {
+  int window, stalls;
+  int64_t serial_left, serial_next;
+} ft_par_adapt_state;
+
+/* One threaded loop's timings: work, the caller's own chunks; wait, its wait for the others. */
+static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t wait_ns) {
+  if (a->serial_next < FT_PAR_SERIAL_MIN) a->serial_next = FT_PAR_SERIAL_MIN;
+  a->stalls += wait_ns > work_ns && wait_ns > FT_PAR_STALL_NS;
+  if (++a->window < FT_PAR_WINDOW) return;
+  if (a->stalls >= FT_PAR_STALLS) {
+    a->serial_left = a->serial_next;
+    a->serial_next = a->serial_next * 2 < FT_PAR_SERIAL_MAX ? a->serial_next * 2 : FT_PAR_SERIAL_MAX;
+  } else {
+    a->serial_next = FT_PAR_SERIAL_MIN;
+  }
+  a->window = a->stalls = 0;
+}
+
+static inline int64_t ft_par_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 typedef struct {
   _Atomic unsigned seq;   /* odd while a loop is open to workers */
@@ -71,6 +113,7 @@ typedef struct {
   int64_t n, grain;
   int helpers;            /* workers allowed into this loop (threads - 1) */
   int want, started;      /* threads wanted (0: default), workers started */
+  ft_par_adapt_state adapt;
   pthread_mutex_t mu;
   pthread_cond_t cv;
 } ft_pool;
@@ -191,6 +234,12 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
     fn(ctx, 0, n);
     return;
   }
+  if (P->adapt.serial_left > 0) { /* the machine was busy: the caller alone for a while */
+    P->adapt.serial_left--;
+    fn(ctx, 0, n);
+    atomic_store(&P->busy, 0);
+    return;
+  }
   threads = ft_pool_start(P, threads);
   int64_t chunks = (int64_t)threads * FT_PAR_CHUNKS_PER_THREAD;
   P->fn = fn;
@@ -207,8 +256,11 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
     pthread_cond_broadcast(&P->cv);
     pthread_mutex_unlock(&P->mu);
   }
+  int64_t t0 = ft_par_now_ns();
   ft_pool_chunks(P);
+  int64_t t1 = ft_par_now_ns();
   ft_pool_await(&P->done, n);
+  ft_par_adapt(&P->adapt, t1 - t0, ft_par_now_ns() - t1);
   atomic_store(&P->seq, s + 1); /* closed */
   ft_pool_await_idle(P);
   atomic_store(&P->busy, 0);

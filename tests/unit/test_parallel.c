@@ -155,3 +155,32 @@ Test(parallel, thread_count) {
   ft_set_threads(0);
   cr_assert_geq(ft_get_threads(), 1, "the default is the CPUs the process may use");
 }
+
+/* The busy-machine policy, on made-up timings: stalls in a window switch to the caller alone,
+ * the stretch doubles while stalls go on and resets after a clean window. */
+static void adapt_window(ft_par_adapt_state *a, int stalls) {
+  for (int i = 0; i < FT_PAR_WINDOW; i++)
+    ft_par_adapt(a, 100000, i < stalls ? 500000 : 1000); /* stall: waited 0.5 ms after 0.1 ms of work */
+}
+
+Test(parallel, busy_machine_policy) {
+  ft_par_adapt_state a;
+  memset(&a, 0, sizeof a);
+  adapt_window(&a, FT_PAR_STALLS - 1);
+  cr_assert_eq(a.serial_left, 0, "fewer stalls than the threshold keep the threads");
+  adapt_window(&a, FT_PAR_STALLS);
+  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MIN);
+  a.serial_left = 0; /* the serial stretch ran out; stalls go on */
+  adapt_window(&a, FT_PAR_WINDOW);
+  cr_assert_eq(a.serial_left, 2 * FT_PAR_SERIAL_MIN, "the stretch doubles while stalls go on");
+  a.serial_left = 0;
+  adapt_window(&a, 0);
+  cr_assert_eq(a.serial_left, 0);
+  adapt_window(&a, FT_PAR_STALLS);
+  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MIN, "a clean window resets the stretch");
+  for (int i = 0; i < 20; i++) { a.serial_left = 0; adapt_window(&a, FT_PAR_WINDOW); }
+  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MAX, "the stretch is bounded");
+  memset(&a, 0, sizeof a);
+  for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000); /* short waits are noise */
+  cr_assert_eq(a.serial_left, 0);
+}
