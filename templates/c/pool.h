@@ -15,7 +15,12 @@
 #include "pool_params.h"
 #include "tensor.h"
 
+/* Window taps (outputs x kernel size) worth waking threads for. */
 #define FT_POOL_PAR_WORK (1 << 18)
+static inline int ft_pool_par(const int64_t *p) {
+  const int64_t *o = p + FT_PL_OUT, *k = p + FT_PL_K;
+  return p[FT_PL_PLANES] * o[0] * o[1] * o[2] * k[0] * k[1] * k[2] > FT_POOL_PAR_WORK;
+}
 
 /* One pooling call as its parallel loop over planes sees it. */
 typedef struct {
@@ -124,8 +129,8 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
     (void)scratch;                                                                             \
     const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];                             \
     ft_pool_ctx c_ = {p, f, in, out, 0};                                                       \
-    ft_parallel_for(planes, planes * outs[0] * outs[1] * outs[2] > FT_POOL_PAR_WORK,          \
-                    ft_maxpool_##sfx##_run, &c_);                                              \
+    (void)outs;                                                                                \
+    ft_parallel_for(planes, ft_pool_par(p), ft_maxpool_##sfx##_run, &c_);                      \
   }
 FT_MAXPOOL(f32, float, -INFINITY)
 FT_MAXPOOL(f64, double, -INFINITY)
@@ -195,7 +200,8 @@ static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void 
                                   void *const *out, int lp) {
   const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];
   ft_pool_ctx c = {p, f, in, out, lp};
-  ft_parallel_for(planes, planes * outs[0] * outs[1] * outs[2] > FT_POOL_PAR_WORK, ft_avgpool_lppool_run, &c);
+  (void)outs;
+  ft_parallel_for(planes, ft_pool_par(p), ft_avgpool_lppool_run, &c);
 }
 
 static void ft_avgpool_f32(const int64_t *p, const double *f, const void *const *in,
