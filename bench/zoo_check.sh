@@ -102,7 +102,7 @@ for spec in "$@"; do
     [ -x "$chk" ] || build/ftaxc "$zoo/$m/model.onnx" -o "$chk" --dim batch=1 --dim seq=128 2>"$chk.ftaxc.log"
   fi
   err=$(check "$m" "$chk")
-  row="| $spec | $(awk -v m="${macs:-0}" 'BEGIN { printf "%.2f", m / 1e9 }') | $err |"
+  row="| $spec | $(awk -v m="${macs:-0}" 'BEGIN { printf "%.3g", m / 1e9 }') | $err |"
   first_c=""; first_o=""; last_c=""; last_o=""
   for t in $threads; do
     : > "$out/$tag.c$t"; : > "$out/$tag.o$t"
