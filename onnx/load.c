@@ -96,7 +96,8 @@ static int load_external(const Onnx__TensorProto *tp, const char *dir, ft_tensor
   int rc = ft_external_path(dir, loc, path, sizeof path, e);
   if (rc) { /* name the tensor too (e->msg is escaped already, the name not yet) */
     char safe[256], msg[sizeof e->msg];
-    snprintf(msg, sizeof msg, "tensor '%s': %s", ft_text_escape(safe, sizeof safe, name), e->msg);
+    int room = (int)(sizeof msg - sizeof safe - 16); /* the end of a long message may be cut */
+    snprintf(msg, sizeof msg, "tensor '%s': %.*s", ft_text_escape(safe, sizeof safe, name), room, e->msg);
     memcpy(e->msg, msg, sizeof msg);
     return rc;
   }
