@@ -21,10 +21,10 @@ $out $data/input_0.pb $data/input_1.pb $data/input_2.pb --output-dir generated/d
 for k in 0 1; do build/ftax-compare $data/output_$k.pb generated/demo_out/output_$k.pb --atol 1e-4; done
 
 echo "== the tax: $iters runs each, 1 thread"
-$out --bench --warmup 200 --iters "$iters" --json > generated/demo_compiled.json
+$out --bench --warmup 200 --iters "$iters" --threads 1 --json > generated/demo_compiled.json
 if [ -x build/ftax-eager ]; then
-  build/ftax-eager $model --dim batch=1 --dim seq=8 --bench --warmup 200 --iters "$iters" --json > generated/demo_eager.json
-  build/ftax-eager $model --dim batch=1 --dim seq=8 --profile --bench --warmup 50 --iters 200 | tail -n 22
+  build/ftax-eager $model --dim batch=1 --dim seq=8 --bench --warmup 200 --iters "$iters" --threads 1 --json > generated/demo_eager.json
+  build/ftax-eager $model --dim batch=1 --dim seq=8 --profile --bench --warmup 50 --iters 200 --threads 1 | tail -n 22
 fi
 med() { sed 's/.*"median_ms": \([0-9.]*\).*/\1/' "$1"; }
 c=$(med generated/demo_compiled.json)

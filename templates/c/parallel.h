@@ -64,7 +64,9 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #define FT_PAR_SPIN 4096
 #endif
 /* Chunks per thread a loop is cut into: enough that a thread that stalls holds little work. */
+#ifndef FT_PAR_CHUNKS_PER_THREAD
 #define FT_PAR_CHUNKS_PER_THREAD 8
+#endif
 /* Stall detection (ft_par_adapt): a loop stalled when its caller waited on other threads longer
  * than it worked and longer than FT_PAR_STALL_NS; FT_PAR_STALLS stalls in a window of
  * FT_PAR_WINDOW loops switch to the caller alone for the next FT_PAR_SERIAL_MIN loops, doubled
