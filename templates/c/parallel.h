@@ -105,7 +105,7 @@ static inline int64_t ft_par_now_ns(void) {
 
 typedef struct {
   _Atomic unsigned seq;   /* odd while a loop is open to workers */
-  _Atomic int active;     /* workers inside the open loop */
+  _Atomic int64_t active; /* workers inside the open loop */
   _Atomic int busy;       /* a caller owns the pool */
   _Atomic int sleepers;
   _Atomic int64_t next, done;
@@ -212,17 +212,11 @@ static inline int ft_pool_start(ft_pool *P, int threads) {
 }
 
 /* Spin on a counter reaching a value; after a while yield the CPU, which on a busy machine may
- * be what the thread holding the last chunk needs to finish it. */
+ * be what the thread holding the last chunk needs to finish it. The load is sequentially
+ * consistent: the caller's wait for active to drop must not pass its store that closed the loop. */
 static inline void ft_pool_await(_Atomic int64_t *c, int64_t v) {
-  for (int i = 0; atomic_load_explicit(c, memory_order_acquire) != v; i++) {
-    if (i < FT_PAR_SPIN) ft_par_pause();
-    else sched_yield();
-  }
-}
-
-static inline void ft_pool_await_idle(ft_pool *P) {
-  for (int i = 0; atomic_load(&P->active) != 0; i++) {
-    if (i < FT_PAR_SPIN) ft_par_pause();
+  for (int i = 0; atomic_load(c) != v;) {
+    if (i < FT_PAR_SPIN) { ft_par_pause(); i++; }
     else sched_yield();
   }
 }
@@ -264,7 +258,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   ft_pool_await(&P->done, n);
   ft_par_adapt(&P->adapt, t1 - t0, ft_par_now_ns() - t1);
   atomic_store(&P->seq, s + 1); /* closed */
-  ft_pool_await_idle(P);
+  ft_pool_await(&P->active, 0);
   atomic_store(&P->busy, 0);
 }
 
