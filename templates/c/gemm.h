@@ -710,15 +710,47 @@ static inline int64_t ft_gemm_mc(int64_t M, int64_t K) {
   return mc < M ? mc : (M + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR;
 }
 
-/* Work items of one GEMM: (row block, column panel), row block major. */
+/* Column panels per work item. One, except where B is read in place with a short K (a
+ * pointwise conv with few input channels): there a tile is mostly its epilogue and stores, and
+ * an item of one panel writes every output row 128 bytes at a time, more row streams than the
+ * hardware prefetchers follow. An item of several panels runs them in turn for each row sliver
+ * (their B rows, up to 16 KiB, stay in L1), so each output row is written in longer runs. */
+static inline int64_t ft_gemm_group(const ft_gemm_op *g) {
+  if (!g->b_direct || g->K <= 0 || g->K > 64) return 1;
+  int64_t G = 128 / g->K;
+  return G > 8 ? 8 : G;
+}
+
+/* Work items of one GEMM: (row block, group of column panels), row block major. */
 static inline int64_t ft_gemm_items(const ft_gemm_op *g, int64_t mc) {
-  return (g->M + mc - 1) / mc * ((g->N + FT_GEMM_NR - 1) / FT_GEMM_NR);
+  int64_t np = (g->N + FT_GEMM_NR - 1) / FT_GEMM_NR, G = ft_gemm_group(g);
+  return (g->M + mc - 1) / mc * ((np + G - 1) / G);
+}
+
+/* Rows [m0, m1) of column panels [j0, j1): row slivers outer where B is read in place. */
+static void ft_gemm_columns(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t j0, int64_t j1) {
+#ifdef __AVX512F__
+  if (g->b_direct && g->ap && !g->bp && (g->b_rowoff || g->b_cs == 1) && g->e.bias_cs == 0 && g->K > 0) {
+    ft_gemm_colmap cm[8];
+    for (int64_t jr = j0; jr < j1; jr++) ft_gemm_colmap_init(g, jr * FT_GEMM_NR, &cm[jr - j0]);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      for (int64_t jr = j0; jr < j1; jr++)
+        ft_gemm_ukd_table[mr](g->K, g->ap + ir * g->K, g->b + jr * FT_GEMM_NR, g->b_rs, g->b_rowoff, g, ir,
+                              &cm[jr - j0]);
+    }
+    return;
+  }
+#endif
+  for (int64_t jr = j0; jr < j1; jr++) ft_gemm_column(g, m0, m1, jr);
 }
 
 static inline void ft_gemm_item(const ft_gemm_op *g, int64_t mc, int64_t it) {
-  int64_t np = (g->N + FT_GEMM_NR - 1) / FT_GEMM_NR, ic = it / np, jr = it % np;
+  int64_t np = (g->N + FT_GEMM_NR - 1) / FT_GEMM_NR, G = ft_gemm_group(g), ng = (np + G - 1) / G;
+  int64_t ic = it / ng, j0 = it % ng * G, j1 = j0 + G < np ? j0 + G : np;
   int64_t m1 = (ic + 1) * mc < g->M ? (ic + 1) * mc : g->M;
-  ft_gemm_column(g, ic * mc, m1, jr);
+  if (G == 1) ft_gemm_column(g, ic * mc, m1, j0);
+  else ft_gemm_columns(g, ic * mc, m1, j0, j1);
 }
 
 /* Big enough to be worth waking threads for. */

@@ -275,6 +275,9 @@ Test(conv, im2col_shifted_pointwise) {
     run_conv_case(&c);
     ccase e = {1, 3, 4, 1, 3, {6, 7, 8}, {3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}, FT_CV_IM2COL, 1, pre};
     run_conv_case(&e);
+    /* a short K: items of several column panels (8 here, the last group partial) */
+    ccase pw16 = {1, 16, 20, 1, 2, {41, 39}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_POINTWISE, 1, pre};
+    run_conv_case(&pw16);
     ccase big = {1, 64, 64, 1, 2, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_SHIFTED, 1, pre};
     run_conv_case(&big);
   }
