@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Greedy generation with a KV cache through ftax, and the per-token latency of the decode step.
 
-  bench/generate.py DIR [--engines ftax,eager,ort,torch] [--new N] [--max-len T]
-                    [--build build] [--work DIR] [--bench] [--threads N] [--iters N]
+  bench/generate.py DIR [--engines ftax,eager,ftax-gen,eager-gen,ort,torch] [--new N] [--max-len T]
+                    [--build build] [--work DIR] [--bench] [--threads N] [--iters N] [--batch B]
 
 DIR holds what `bench/models/export.py gpt2_kv[_tiny]` writes: prefill.onnx, decode.onnx and
 reference/{prompt,tokens,logits}.pb (torch's greedy generation without a cache). Each engine
@@ -12,6 +12,10 @@ generates N new tokens (default: as many as the reference has) from the referenc
          (batch 1, max_len = T slots, default prompt + N); the programs run step by step on
          TensorProto files, the decode program's present_* outputs fed back as its past_* inputs
   eager  ftax-eager runs the same two graphs the same way
+  ftax-gen, eager-gen
+         the decode program's (ftax-eager's) own driver, `--generate N --prompt FILE`: one
+         process, decode graph only (the prompt goes in a token per step), the prompt's row
+         repeated --batch times (default 1); prints the median time of a decode step
   ort    ONNX Runtime (bench/peers/ort_generate.js): the same graphs in one process
   torch  the exported torch modules (needs torch; DIR's name must be a KV_ZOO model)
 
@@ -125,6 +129,26 @@ def generate_files(engine, a, prompt, layers):
     return tokens, np.stack(logits, axis=1)
 
 
+def generate_inprogram(engine, a, prompt):
+    """The program's (or ftax-eager's) own driver: `--generate N --prompt FILE` runs the decode
+    graph alone (the prompt goes in a token per step from an empty cache) in one process. The
+    prompt's row is repeated --batch times; every row must come out the same."""
+    work = os.path.join(a.work, engine)
+    rows = np.repeat(prompt, a.batch, axis=0)
+    dims = {"batch": a.batch, "max_len": a.max_len}
+    decode = Runner(engine.split("-")[0], os.path.join(a.dir, "decode.onnx"), dims,
+                    os.path.join(work, "decode-b%d-m%d" % (a.batch, a.max_len)), a.build)
+    path = os.path.join(decode.work, "prompt.pb")
+    write_pb(path, rows, "prompt")
+    r = json.loads(run(decode.cmd + ["--generate", str(a.new), "--prompt", path, "--json",
+                                     "--threads", str(a.threads)], engine).strip().splitlines()[-1])
+    tokens = r["tokens"]
+    if any(t != tokens[0] for t in tokens):
+        print("%-9s rows differ: %s" % (engine, tokens))
+        return None, r
+    return tokens[0], r
+
+
 def generate_ort(a, prompt):
     out = run(["node", os.path.join(HERE, "peers", "ort_generate.js"),
                os.path.join(a.dir, "prefill.onnx"), os.path.join(a.dir, "decode.onnx"),
@@ -147,7 +171,7 @@ def generate_torch(a, prompt):
 def check(engine, tokens, logits, ref_tokens, ref_logits, atol, rtol):
     """One line per engine; False when the tokens (or logits) differ from torch's."""
     ok = tokens == ref_tokens
-    msg = "%-6s %s" % (engine, " ".join(map(str, tokens)))
+    msg = "%-9s %s" % (engine, " ".join(map(str, tokens or [])))
     if logits is not None and ref_logits is not None:
         err = np.abs(logits - ref_logits) - (atol + rtol * np.abs(ref_logits))
         worst = float(np.max(np.abs(logits - ref_logits)))
@@ -190,7 +214,7 @@ def bench_decode(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dir", help="a gpt2_kv* folder of bench/models/export.py")
-    p.add_argument("--engines", default="ftax,eager,ort,torch")
+    p.add_argument("--engines", default="ftax,eager,ftax-gen,eager-gen,ort,torch")
     p.add_argument("--new", type=int, default=None, help="new tokens (default: the reference's)")
     p.add_argument("--max-len", type=int, default=None, help="cache slots (default prompt + new)")
     p.add_argument("--build", default=os.path.join(HERE, "..", "build"))
@@ -198,11 +222,13 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bench", action="store_true", help="time one decode step per engine")
     p.add_argument("--iters", type=int, default=50)
+    p.add_argument("--batch", type=int, default=1,
+                   help="rows of the prompt for ftax-gen and eager-gen (the reference row repeated)")
     p.add_argument("--atol", type=float, default=1e-4, help="logits tolerance, absolute (default 1e-4)")
     p.add_argument("--rtol", type=float, default=1e-3, help="logits tolerance, relative (default 1e-3)")
     a = p.parse_args()
     a.engines = [e for e in a.engines.split(",") if e]
-    unknown = set(a.engines) - {"ftax", "eager", "ort", "torch"}
+    unknown = set(a.engines) - {"ftax", "eager", "ftax-gen", "eager-gen", "ort", "torch"}
     if unknown:
         p.error("unknown engine(s) %s" % ", ".join(sorted(unknown)))
     ref = os.path.join(a.dir, "reference")
@@ -221,11 +247,17 @@ def main():
     layers = sum(i.name.startswith("past_key_") for i in
                  onnx.load(os.path.join(a.dir, "decode.onnx"), load_external_data=False).graph.input)
     print("prompt %s, %d new tokens, %d cache slots" % (" ".join(map(str, prompt[0])), a.new, a.max_len))
-    print("%-6s %s" % ("torch", " ".join(map(str, ref_tokens))))
+    print("%-9s %s" % ("torch", " ".join(map(str, ref_tokens))))
     ok = True
     for engine in a.engines:
         if engine in ("ftax", "eager"):
             tokens, logits = generate_files(engine, a, prompt, layers)
+        elif engine in ("ftax-gen", "eager-gen"):
+            tokens, r = generate_inprogram(engine, a, prompt)
+            ok = check(engine, tokens, None, ref_tokens, None, a.atol, a.rtol) and ok
+            print("%-9s decode step median %.3f ms (batch %d, prompt %.3f ms)"
+                  % ("", r["decode_median_ms"], a.batch, r["prompt_ms"]))
+            continue
         elif engine == "ort":
             tokens, logits = generate_ort(a, prompt)
         else:

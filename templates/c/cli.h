@@ -1,7 +1,7 @@
 /* The command line every ftax program shares: generated programs (CPU and CUDA) and ftax-eager.
  *
  *   PROG [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR] [--weights FILE]
- *        [--bench] [--warmup N] [--iters N] [--json] [--threads N]
+ *        [--bench] [--warmup N] [--iters N] [--json] [--threads N] [--generate N --prompt FILE.pb]
  *
  * Exit codes: 0 ok, 1 usage, 2 a wrong input file (type, shape, not a tensor), 4 I/O (a file that
  * cannot be read or written, out of memory).
@@ -23,6 +23,8 @@
 #include "parallel.h"
 #include "tensorio.h"
 #include "text.h"
+
+#define FT_MAX_IO_GEN 1024 /* inputs a --generate model may have */
 
 typedef struct ft_io_desc {
   const char *name;
@@ -163,10 +165,12 @@ static void ft_usage(const ft_program *p, FILE *f) {
   fprintf(f,
           "usage: %s [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR]%s\n"
           "          [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
+          "          [--generate N --prompt FILE.pb]\n"
           "Runs the model on ONNX TensorProto files (one per input, in order or by name) and writes\n"
           "output_K.pb files to --output-dir; --bench times repeated runs (synthetic inputs when no\n"
           "files are given); --threads N: threads for the kernels (default: every CPU this process\n"
-          "may use).\ninputs:\n", p->name, p->weights_embedded < 0 ? "" : " [--weights FILE]");
+          "may use); --generate N: greedy decoding of N tokens after the prompt (int64 [batch, P])\n"
+          "with a decode-step model (input_ids, position_ids, past_X -> logits, present_X).\ninputs:\n", p->name, p->weights_embedded < 0 ? "" : " [--weights FILE]");
   char s[256];
   for (int io = 0; io < 2; io++) {
     const ft_io_desc *d = io ? p->out : p->in;
@@ -279,9 +283,185 @@ static int ft_cli_write_outputs(const ft_program *p, const char *outdir, void *c
   return 0;
 }
 
+/* ---- --generate: greedy decoding with a KV cache, in the program ------------------------------
+ * For a decode-step graph as bench/models/export.py (gpt2_kv) and Hugging Face's exporters write
+ * it: an int64 input input_ids [B, 1], optionally position_ids [B, 1], cache inputs past_X each
+ * paired with an output present_X of the same type and shape, and the logits as output 0, [B, V]
+ * or [B, 1, V]. The prompt ([B, P] int64) goes in one token per step from an empty (zero) cache,
+ * at positions 0, 1, ...; each step's present_X become the next step's past_X (the buffers swap,
+ * nothing is copied); from the prompt's last token on, the argmax of each row's logits is the
+ * next token. P + N - 1 steps make N new tokens. With a cache of rank 4 ([B, H, T, D]) the last
+ * position, P + N - 2, must be below T. */
+typedef struct ft_gen {
+  int tok, pos, n_pairs, *past, *present;
+  int64_t B, V, T;
+} ft_gen;
+
+static int ft_find_io(const ft_io_desc *d, int n, const char *name) {
+  for (int k = 0; k < n; k++)
+    if (!strcmp(d[k].name, name)) return k;
+  return -1;
+}
+
+static int ft_gen_token_input(const ft_io_desc *d) {
+  return d->dtype == FT_INT64 && d->rank == 2 && d->dims[1] == 1;
+}
+
+/* The decode-step interface of the program, or exit code 1 with a message saying what is missing. */
+static int ft_gen_plan(const ft_program *p, ft_gen *g) {
+  const char *need = "--generate needs a decode-step model (int64 input_ids [batch, 1], past_X inputs paired with present_X outputs, logits as output 0)";
+  g->tok = ft_find_io(p->in, p->n_in, "input_ids");
+  g->pos = ft_find_io(p->in, p->n_in, "position_ids");
+  if (g->tok < 0 || !ft_gen_token_input(&p->in[g->tok])) { fprintf(stderr, "error: %s: no input_ids of that type\n", need); return 1; }
+  g->B = p->in[g->tok].dims[0];
+  if (g->pos >= 0 && (!ft_gen_token_input(&p->in[g->pos]) || p->in[g->pos].dims[0] != g->B)) {
+    fprintf(stderr, "error: %s: position_ids must be int64 [%lld, 1] like input_ids\n", need, (long long)g->B);
+    return 1;
+  }
+  const ft_io_desc *lg = &p->out[0];
+  size_t nl = ft_io_bytes(lg) / sizeof(float);
+  if (p->n_out < 1 || lg->dtype != FT_FLOAT || lg->rank < 2 || lg->dims[0] != g->B || nl % (size_t)g->B || nl / (size_t)g->B != (size_t)lg->dims[lg->rank - 1]) {
+    fprintf(stderr, "error: %s: output 0 is not float logits [%lld, vocab]\n", need, (long long)g->B);
+    return 1;
+  }
+  g->V = lg->dims[lg->rank - 1];
+  g->T = INT64_MAX;
+  g->n_pairs = 0;
+  for (int k = 0; k < p->n_in; k++) {
+    if (strncmp(p->in[k].name, "past_", 5)) {
+      if (k != g->tok && k != g->pos) { fprintf(stderr, "error: %s: input '", need); ft_text_put(stderr, p->in[k].name); fprintf(stderr, "' is none of those\n"); return 1; }
+      continue;
+    }
+    char want[512];
+    int o = (size_t)snprintf(want, sizeof want, "present_%s", p->in[k].name + 5) < sizeof want ? ft_find_io(p->out, p->n_out, want) : -1;
+    if (o < 0 || p->out[o].dtype != p->in[k].dtype || ft_io_bytes(&p->out[o]) != ft_io_bytes(&p->in[k])) {
+      fprintf(stderr, "error: %s: ", need);
+      ft_put_io_name(stderr, "input", k, p->in[k].name);
+      fprintf(stderr, " has no present_ output of its type and size\n");
+      return 1;
+    }
+    g->past[g->n_pairs] = k;
+    g->present[g->n_pairs++] = o;
+    if (p->in[k].rank == 4 && p->in[k].dims[2] < g->T) g->T = p->in[k].dims[2];
+  }
+  return 0;
+}
+
+/* The prompt file: int64 [B, P] with token ids below the vocabulary size; 0 or an exit code. */
+static int ft_gen_prompt(const char *path, const ft_gen *g, ft_pb_tensor *t) {
+  const char *why;
+  int r = ft_pb_read_tensor(path, t, &why);
+  if (r) { fprintf(stderr, "error: %s: %s (expected the prompt, int64 [%lld, P])\n", path, why, (long long)g->B); return r == FT_PB_EIO ? 4 : 2; }
+  if (t->t.dtype != FT_INT64 || t->t.rank != 2 || t->t.dims[0] != g->B || t->t.dims[1] < 1) {
+    fprintf(stderr, "error: %s: the prompt must be int64 [%lld, P] with P >= 1\n", path, (long long)g->B);
+    return 2;
+  }
+  const int64_t *ids = (const int64_t *)t->t.data;
+  for (int64_t i = 0; i < t->t.dims[0] * t->t.dims[1]; i++)
+    if (ids[i] < 0 || ids[i] >= g->V) { fprintf(stderr, "error: %s: token %lld is not below the vocabulary size %lld\n", path, (long long)ids[i], (long long)g->V); return 2; }
+  return 0;
+}
+
+static int64_t ft_argmax_row(const float *x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; i++)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+/* Steps of the generation: tokens [B, n_new] filled, per-step times in ms (P + n_new - 1). */
+static int ft_gen_steps(const ft_program *p, void *ctx, const ft_gen *g, const ft_pb_tensor *prompt, int n_new,
+                        void **in, void **out, int64_t *tokens, double *ms) {
+  int64_t P = prompt->t.dims[1], steps = P + n_new - 1;
+  const int64_t *ids = (const int64_t *)prompt->t.data;
+  for (int k = 0; k < g->n_pairs; k++) memset(in[g->past[k]], 0, ft_io_bytes(&p->in[g->past[k]]));
+  for (int64_t s = 0; s < steps; s++) {
+    for (int64_t b = 0; b < g->B; b++) {
+      ((int64_t *)in[g->tok])[b] = s < P ? ids[b * P + s] : tokens[b * n_new + s - P];
+      if (g->pos >= 0) ((int64_t *)in[g->pos])[b] = s;
+    }
+    double t0 = ft_now_ms();
+    int rc = p->run(ctx, (const void *const *)in, out);
+    ms[s] = ft_now_ms() - t0;
+    if (rc) return rc;
+    if (s >= P - 1)
+      for (int64_t b = 0; b < g->B; b++) tokens[b * n_new + s - P + 1] = ft_argmax_row((const float *)out[0] + b * g->V, g->V);
+    for (int k = 0; k < g->n_pairs; k++) { /* present -> past */
+      void *t = in[g->past[k]];
+      in[g->past[k]] = out[g->present[k]];
+      out[g->present[k]] = t;
+    }
+  }
+  return 0;
+}
+
+/* Tokens to stdout (one line per batch row, or JSON with the step times) and to
+ * OUTDIR/tokens.pb; 0 or exit code 4. */
+static int ft_gen_report(const ft_program *p, const ft_gen *g, const int64_t *tokens, int n_new, double *ms,
+                         int64_t P, int json, const char *outdir, int threads) {
+  double prompt_ms = 0, sum = 0;
+  for (int64_t s = 0; s < P - 1; s++) prompt_ms += ms[s];
+  int nd = n_new - 1; /* steps after the prompt: one per new token but the first */
+  for (int i = 0; i < nd; i++) sum += ms[P + i];
+  if (nd > 0) qsort(ms + P, (size_t)nd, sizeof *ms, ft_cmp_double);
+  double med = nd > 0 ? ft_percentile(ms + P, nd, 0.5) : 0;
+  if (json) {
+    printf("{\"program\": ");
+    ft_text_put_json(stdout, p->name);
+    printf(", \"threads\": %d, \"prompt_len\": %lld, \"new_tokens\": %d, \"prompt_ms\": %.6f, \"first_token_ms\": %.6f, "
+           "\"decode_median_ms\": %.6f, \"decode_mean_ms\": %.6f, \"tokens\": [",
+           threads, (long long)P, n_new, prompt_ms, ms[P - 1], med, nd > 0 ? sum / nd : 0.0);
+  }
+  for (int64_t b = 0; b < g->B; b++) {
+    printf(json ? "%s[" : "tokens:", b ? ", " : "");
+    for (int i = 0; i < n_new; i++) printf(json ? "%s%lld" : "%s%lld", json && !i ? "" : json ? ", " : " ", (long long)tokens[b * n_new + i]);
+    printf(json ? "]" : "\n");
+  }
+  if (json) printf("]}\n");
+  else printf("decode step: median %.4f ms, %.1f tokens/s per row (%d steps after the prompt's %lld)\n", med,
+              med > 0 ? 1e3 / med : 0.0, nd, (long long)P);
+  if (!outdir) return 0;
+  char path[4096];
+  if (mkdir(outdir, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "error: --output-dir %s: cannot make the folder (%s)\n", outdir, strerror(errno)); return 4; }
+  if ((size_t)snprintf(path, sizeof path, "%s/tokens.pb", outdir) >= sizeof path) { fprintf(stderr, "error: --output-dir: the path is too long\n"); return 4; }
+  ft_tensor t = {FT_INT64, 2, {g->B, n_new}, (void *)tokens};
+  if (ft_pb_write_tensor(path, "tokens", &t)) { fprintf(stderr, "error: %s: cannot write the tokens\n", path); return 4; }
+  return 0;
+}
+
+/* --generate N --prompt FILE: plan, run, report; 0 or an exit code. */
+static int ft_cli_generate(const ft_program *p, void *ctx, void **in, void **out, const char *prompt_path,
+                           int n_new, int json, const char *outdir, int threads) {
+  int past[FT_MAX_IO_GEN], present[FT_MAX_IO_GEN], rc;
+  ft_gen g = {0, 0, 0, past, present, 0, 0, 0};
+  ft_pb_tensor prompt = {{0}, {0}};
+  int64_t *tokens = NULL;
+  double *ms = NULL;
+  if (p->n_in > FT_MAX_IO_GEN) { fprintf(stderr, "error: --generate: more than %d inputs\n", FT_MAX_IO_GEN); return 1; }
+  if ((rc = ft_gen_plan(p, &g)) || (rc = ft_gen_prompt(prompt_path, &g, &prompt))) goto done;
+  int64_t P = prompt.t.dims[1];
+  if (n_new < 1 || (g.T != INT64_MAX && P + n_new - 2 >= g.T)) {
+    fprintf(stderr, "error: --generate %d after a prompt of %lld: the cache holds %lld positions, so at most %lld new tokens (and at least 1)\n",
+            n_new, (long long)P, (long long)(g.T == INT64_MAX ? 0 : g.T), (long long)(g.T == INT64_MAX ? 0 : g.T - P + 1));
+    rc = 1;
+    goto done;
+  }
+  tokens = (int64_t *)calloc((size_t)(g.B * n_new), sizeof *tokens);
+  ms = (double *)calloc((size_t)(P + n_new), sizeof *ms);
+  if (!tokens || !ms) { fprintf(stderr, "error: out of memory\n"); rc = 4; goto done; }
+  if (!(rc = ft_gen_steps(p, ctx, &g, &prompt, n_new, in, out, tokens, ms)))
+    rc = ft_gen_report(p, &g, tokens, n_new, ms, P, json, outdir, threads);
+done:
+  free(prompt.t.data);
+  free(tokens);
+  free(ms);
+  return rc;
+}
+
 static int ft_cli_main(int argc, char **argv, const ft_program *p) {
   const char *outdir = NULL, *weights = NULL;
-  int n_pos = 0, bench = 0, warmup = 10, iters = 100, json = 0, threads = 0, named = 0, rc = 0, have = 0;
+  const char *prompt = NULL;
+  int n_pos = 0, bench = 0, warmup = 10, iters = 100, json = 0, threads = 0, named = 0, rc = 0, have = 0, gen = -1;
   const char **files = (const char **)calloc((size_t)p->n_in + 1, sizeof *files);
   void **in = (void **)calloc((size_t)p->n_in + 1, sizeof(void *));
   void **out = (void **)calloc((size_t)p->n_out + 1, sizeof(void *));
@@ -299,6 +479,8 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
     else if (!strcmp(a, "--threads")) { rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &threads); }
     else if (!strcmp(a, "--output-dir")) { if (i + 1 >= argc) { fprintf(stderr, "error: --output-dir needs a folder\n"); rc = 1; } else outdir = argv[++i]; }
     else if (!strcmp(a, "--weights")) { if (i + 1 >= argc) { fprintf(stderr, "error: --weights needs a file\n"); rc = 1; } else weights = argv[++i]; }
+    else if (!strcmp(a, "--generate")) rc = ft_parse_count(a, i + 1 < argc ? argv[++i] : NULL, &gen);
+    else if (!strcmp(a, "--prompt")) { if (i + 1 >= argc) { fprintf(stderr, "error: --prompt needs a file\n"); rc = 1; } else prompt = argv[++i]; }
     else if (!strcmp(a, "--input")) { rc = ft_cli_named_input(p, files, i + 1 < argc ? argv[++i] : NULL); named = 1; }
     else if (a[0] == '-' && a[1]) { fprintf(stderr, "error: unknown option '%s' (see --help)\n", a); rc = 1; }
     else rc = ft_cli_positional(p, files, &n_pos, a);
@@ -311,8 +493,13 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
     rc = 1;
     goto done;
   }
-  if (!have && !bench && p->n_in) { ft_usage(p, stderr); rc = 1; goto done; }
-  if (outdir && !have && p->n_in) { fprintf(stderr, "error: --output-dir needs input files\n"); rc = 1; goto done; }
+  if ((gen >= 0) != (prompt != NULL) || (gen >= 0 && (have || bench))) {
+    fprintf(stderr, "error: --generate N and --prompt FILE go together, without input files or --bench\n");
+    rc = 1;
+    goto done;
+  }
+  if (!have && !bench && gen < 0 && p->n_in) { ft_usage(p, stderr); rc = 1; goto done; }
+  if (outdir && !have && gen < 0 && p->n_in) { fprintf(stderr, "error: --output-dir needs input files\n"); rc = 1; goto done; }
   ft_set_threads(threads); /* 0: the CPUs this process may use */
   threads = ft_get_threads();
   if (!weights && p->weights_embedded == 0) {
@@ -322,6 +509,10 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
   if ((rc = ft_cli_buffers(p, files, in, out))) goto done;
   ctx = p->init(weights, err, sizeof err);
   if (!ctx) { fprintf(stderr, "error: %s\n", err); rc = strstr(err, "cannot") ? 4 : 2; goto done; }
+  if (gen >= 0) {
+    rc = ft_cli_generate(p, ctx, in, out, prompt, gen, json, outdir, threads);
+    goto done;
+  }
   if (have || !bench) rc = p->run(ctx, (const void *const *)in, out);
   if (!rc && outdir) rc = ft_cli_write_outputs(p, outdir, out);
   if (!rc && bench) {

@@ -442,3 +442,71 @@ Test(cli, compare_exit_codes, .timeout = 60) {
   char *folder[] = {FTAX_COMPARE, x, dir, NULL};
   cr_assert_eq(tu_run(NULL, &log, folder), 2, "%s", log);
 }
+
+/* --generate: the decode program of tests/models/gpt2_kv_tiny generates from a prompt (rows of
+ * one batch generate independently: two different prompts give what each gives alone); what is
+ * not a decode-step model, a prompt with a token outside the vocabulary, and more tokens than
+ * the cache holds are refused with a message, and write nothing. */
+static char *prompt_file(const char *name, int64_t rows, int64_t len, int64_t first) {
+  int64_t ids[16];
+  for (int64_t i = 0; i < rows * len; i++) ids[i] = (first + 37 * i) % 256;
+  ft_tensor t = {FT_INT64, 2, {rows, len}, ids};
+  char *path = tu_fmt("%s/%s", dir, name);
+  cr_assert_eq(ft_pb_write_tensor(path, "prompt", &t), 0);
+  return path;
+}
+
+static int64_t *generated(const char *res, int64_t rows, int64_t n) {
+  ft_pb_tensor t;
+  const char *why;
+  cr_assert_eq(ft_pb_read_tensor(tu_fmt("%s/tokens.pb", res), &t, &why), 0, "%s", why);
+  tu_keep(t.t.data);
+  cr_assert(t.t.dtype == FT_INT64 && t.t.rank == 2 && t.t.dims[0] == rows && t.t.dims[1] == n);
+  return (int64_t *)t.t.data;
+}
+
+Test(cli, program_generates_with_a_kv_cache, .timeout = 120) {
+  char *model = tu_fmt("%s/tests/models/gpt2_kv_tiny/decode.onnx", FTAX_SOURCE_DIR), *log;
+  char *p1 = tu_fmt("%s/dec1", dir), *p2 = tu_fmt("%s/dec2", dir);
+  char *a1[] = {FTAXC, model, "-o", p1, "--dim", "batch=1", "--dim", "max_len=8", "--cflags", "-O1 -pthread", NULL};
+  char *a2[] = {FTAXC, model, "-o", p2, "--dim", "batch=2", "--dim", "max_len=8", "--cflags", "-O1 -pthread", NULL};
+  cr_assert_eq(tu_run(NULL, &log, a1), 0, "%s", log);
+  cr_assert_eq(tu_run(NULL, &log, a2), 0, "%s", log);
+  char *both = prompt_file("both.pb", 2, 3, 5), *r0 = tu_fmt("%s/r0", outdir), *r1 = tu_fmt("%s/r1", outdir);
+  char *rb = tu_fmt("%s/rb", outdir);
+  char *argv_b[] = {p2, "--generate", "6", "--prompt", both, "--output-dir", rb, NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv_b), 0, "%s", log);
+  cr_assert(strstr(log, "tokens:"), "%s", log);
+  int64_t *tb = generated(rb, 2, 6);
+  for (int row = 0; row < 2; row++) {
+    char *one = prompt_file(row ? "one1.pb" : "one0.pb", 1, 3, 5 + 3 * 37 * row), *res = row ? r1 : r0;
+    char *argv_1[] = {p1, "--generate", "6", "--prompt", one, "--output-dir", res, NULL};
+    cr_assert_eq(tu_run(NULL, &log, argv_1), 0, "%s", log);
+    int64_t *t1 = generated(res, 1, 6);
+    for (int i = 0; i < 6; i++) cr_assert_eq(t1[i], tb[row * 6 + i], "row %d token %d", row, i);
+  }
+  /* refusals */
+  char *res = tu_fmt("%s/bad", outdir), *big = tu_fmt("%s/big.pb", dir);
+  int64_t ids[3] = {1, 256, 2};
+  ft_tensor t = {FT_INT64, 2, {1, 3}, ids};
+  cr_assert_eq(ft_pb_write_tensor(big, "prompt", &t), 0);
+  char *one = prompt_file("one.pb", 1, 3, 5);
+  struct { char *file, *n; int rc; const char *expect; } bad[] = {
+      {big, "2", 2, "vocabulary"},         /* token 256 of 256 */
+      {one, "7", 1, "at most 6 new tokens"}, /* positions 0..8 in 8 slots */
+      {both, "2", 2, "int64 [1, P]"},      /* two rows for a batch-1 program */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *argv[] = {p1, "--generate", bad[i].n, "--prompt", bad[i].file, "--output-dir", res, NULL};
+    int rc = tu_run(NULL, &log, argv);
+    cr_assert_eq(rc, bad[i].rc, "case %zu: exit %d: %s", i, rc, log);
+    cr_assert(strstr(log, bad[i].expect), "case %zu: %s", i, log);
+    cr_assert_not(tu_exists(tu_fmt("%s/tokens.pb", res)), "case %zu wrote tokens", i);
+  }
+  char *argv_np[] = {p1, "--generate", "2", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv_np), 1, "--generate without --prompt: %s", log);
+  char *prog = build_program();
+  char *argv_nd[] = {prog, "--generate", "2", "--prompt", one, NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv_nd), 1, "not a decode model: %s", log);
+  cr_assert(strstr(log, "decode-step model"), "%s", log);
+}
