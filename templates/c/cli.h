@@ -435,11 +435,11 @@ static int ft_cli_generate(const ft_program *p, void *ctx, void **in, void **out
   int past[FT_MAX_IO_GEN], present[FT_MAX_IO_GEN], rc;
   ft_gen g = {0, 0, 0, past, present, 0, 0, 0};
   ft_pb_tensor prompt = {{0}, {0}};
-  int64_t *tokens = NULL;
+  int64_t *tokens = NULL, P = 0; /* declared before the first goto: C++ (CUDA programs) wants that */
   double *ms = NULL;
   if (p->n_in > FT_MAX_IO_GEN) { fprintf(stderr, "error: --generate: more than %d inputs\n", FT_MAX_IO_GEN); return 1; }
   if ((rc = ft_gen_plan(p, &g)) || (rc = ft_gen_prompt(prompt_path, &g, &prompt))) goto done;
-  int64_t P = prompt.t.dims[1];
+  P = prompt.t.dims[1];
   if (n_new < 1 || (g.T != INT64_MAX && P + n_new - 2 >= g.T)) {
     fprintf(stderr, "error: --generate %d after a prompt of %lld: the cache holds %lld positions, so at most %lld new tokens (and at least 1)\n",
             n_new, (long long)P, (long long)(g.T == INT64_MAX ? 0 : g.T), (long long)(g.T == INT64_MAX ? 0 : g.T - P + 1));
