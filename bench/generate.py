@@ -3,6 +3,7 @@
 
   bench/generate.py DIR [--engines ftax,eager,ftax-gen,eager-gen,ort,torch] [--new N] [--max-len T]
                     [--build build] [--work DIR] [--bench] [--threads N] [--iters N] [--batch B]
+                    [--json-out FILE]
 
 DIR holds what `bench/models/export.py gpt2_kv[_tiny]` writes: prefill.onnx, decode.onnx and
 reference/{prompt,tokens,logits}.pb (torch's greedy generation without a cache). Each engine
@@ -23,8 +24,9 @@ Every engine's tokens must equal the reference tokens, and ftax's and eager's lo
 torch's at every step (|a - b| <= atol + rtol |b|, --atol 1e-4 --rtol 1e-3 by default: GPT-2
 small's 12 layers, whose projections export.py scales by 10, drift to about 8e-4 in float32 and
 want --atol 2e-3); exit 1 otherwise. --bench then times one
-decode step (batch 1, T slots, synthetic inputs as every bench/ peer uses) with the compiled
-program, ftax-eager and ONNX Runtime (bench/peers/ort_bench.js), and prints a markdown table.
+decode step (batch B, T slots, synthetic inputs as every bench/ peer uses) with the compiled
+program, ftax-eager and ONNX Runtime (bench/peers/ort_bench.js), adds the in-program drivers'
+median step, and prints a markdown table (--json-out: its rows as JSON, for bench/paper).
 Needs numpy and onnx (Debian's /usr/bin/python3); torch only for the torch engine.
 """
 
@@ -185,17 +187,19 @@ def bench_json(cmd, what):
     return json.loads(run(cmd, what).strip().splitlines()[-1])
 
 
-def bench_decode(a):
-    """Median and p90 of one decode step per engine, at batch 1 and max_len T."""
+def bench_decode(a, gen_runs):
+    """Median and p90 of one decode step per engine, at batch B (--batch) and max_len T; the
+    in-program drivers' own step times (gen_runs: engine -> their --json) are rows too."""
     decode = os.path.join(a.dir, "decode.onnx")
-    dims = ["--dim", "batch=1", "--dim", "max_len=%d" % a.max_len]
+    dims = ["--dim", "batch=%d" % a.batch, "--dim", "max_len=%d" % a.max_len]
     common = ["--threads", str(a.threads), "--warmup", str(max(1, a.iters // 10)),
               "--iters", str(a.iters), "--json"]
     rows = []
-    if "ftax" in a.engines:
-        prog = os.path.join(a.work, "ftax", "decode-m%d" % a.max_len, "prog")
-        rows.append(("ftaxc program", bench_json([prog, "--bench"] + common, "decode --bench")))
-    if "eager" in a.engines:
+    if "ftax" in a.engines or "ftax-gen" in a.engines:
+        prog = Runner("ftax", decode, {"batch": a.batch, "max_len": a.max_len},
+                      os.path.join(a.work, "ftax-gen", "decode-b%d-m%d" % (a.batch, a.max_len)), a.build)
+        rows.append(("ftaxc program", bench_json(prog.cmd + ["--bench"] + common, "decode --bench")))
+    if "eager" in a.engines or "eager-gen" in a.engines:
         rows.append(("ftax-eager", bench_json([os.path.join(a.build, "ftax-eager"), decode] + dims
                                               + ["--bench"] + common, "ftax-eager --bench")))
     if "ort" in a.engines:
@@ -203,12 +207,22 @@ def bench_decode(a):
             rows.append(("ONNX Runtime opt=%s" % opt,
                          bench_json(["node", os.path.join(HERE, "peers", "ort_bench.js"), decode]
                                     + dims + ["--opt", opt] + common, "ort_bench.js")))
-    print("\ndecode step, batch 1, %d cache slots, %d thread(s), %d iterations:\n" %
-          (a.max_len, a.threads, a.iters))
-    print("| engine | median ms/token | p90 ms | tokens/s |")
+    for engine, r in gen_runs.items():
+        name = "ftaxc program --generate" if engine == "ftax-gen" else "ftax-eager --generate"
+        rows.append((name, {"median_ms": r["decode_median_ms"], "p90_ms": float("nan")}))
+    print("\ndecode step, batch %d, %d cache slots, %d thread(s), %d iterations:\n" %
+          (a.batch, a.max_len, a.threads, a.iters))
+    print("| engine | median ms/step | p90 ms | tokens/s |")
     print("|---|---:|---:|---:|")
     for name, r in rows:
-        print("| %s | %.3f | %.3f | %.1f |" % (name, r["median_ms"], r["p90_ms"], 1e3 / r["median_ms"]))
+        p90 = "%.3f" % r["p90_ms"] if r["p90_ms"] == r["p90_ms"] else "-"
+        print("| %s | %.3f | %s | %.1f |" % (name, r["median_ms"], p90, 1e3 * a.batch / r["median_ms"]))
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump([{"engine": name, "batch": a.batch, "max_len": a.max_len, "threads": a.threads,
+                        "median_ms": r["median_ms"],
+                        "p90_ms": r["p90_ms"] if r["p90_ms"] == r["p90_ms"] else None}
+                       for name, r in rows], f)
 
 
 def main():
@@ -223,7 +237,9 @@ def main():
     p.add_argument("--bench", action="store_true", help="time one decode step per engine")
     p.add_argument("--iters", type=int, default=50)
     p.add_argument("--batch", type=int, default=1,
-                   help="rows of the prompt for ftax-gen and eager-gen (the reference row repeated)")
+                   help="rows of the prompt for ftax-gen and eager-gen (the reference row repeated), "
+                        "and the batch --bench times")
+    p.add_argument("--json-out", help="--bench: also write the table's rows to this JSON file")
     p.add_argument("--atol", type=float, default=1e-4, help="logits tolerance, absolute (default 1e-4)")
     p.add_argument("--rtol", type=float, default=1e-3, help="logits tolerance, relative (default 1e-3)")
     a = p.parse_args()
@@ -248,12 +264,13 @@ def main():
                  onnx.load(os.path.join(a.dir, "decode.onnx"), load_external_data=False).graph.input)
     print("prompt %s, %d new tokens, %d cache slots" % (" ".join(map(str, prompt[0])), a.new, a.max_len))
     print("%-9s %s" % ("torch", " ".join(map(str, ref_tokens))))
-    ok = True
+    ok, gen_runs = True, {}
     for engine in a.engines:
         if engine in ("ftax", "eager"):
             tokens, logits = generate_files(engine, a, prompt, layers)
         elif engine in ("ftax-gen", "eager-gen"):
             tokens, r = generate_inprogram(engine, a, prompt)
+            gen_runs[engine] = r
             ok = check(engine, tokens, None, ref_tokens, None, a.atol, a.rtol) and ok
             print("%-9s decode step median %.3f ms (batch %d, prompt %.3f ms)"
                   % ("", r["decode_median_ms"], a.batch, r["prompt_ms"]))
@@ -265,7 +282,7 @@ def main():
         ok = check(engine, tokens, logits, ref_tokens, ref_logits, a.atol, a.rtol) and ok
         sys.stdout.flush()
     if ok and a.bench:
-        bench_decode(a)
+        bench_decode(a, gen_runs)
     sys.exit(0 if ok else 1)
 
 
