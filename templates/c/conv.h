@@ -668,7 +668,9 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
   g0.b_direct = 1;
   g0.e = e;
   g0.column = column;
-  int64_t mc = ft_gemm_mc(g0.M, Kg);
+  /* rows per work item: A rows that fit L2 (the bf16 core's rows take half the bytes, and
+     each item packs its input panel once, so the more rows the fewer repacks) */
+  int64_t mc = ft_gemm_mc(g0.M, column ? (Kg + 1) / 2 : Kg);
   int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
   if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
     g0.N = S_out;
