@@ -5,18 +5,21 @@
 # and each one's share of the machine's fp32 peak (2 x the MACs ftaxc --report counts, over the
 # time, over build/peak's FMA rate at that thread count).
 #
-#   bench/zoo_check.sh [--zoo DIR] [--threads "1 2"] [--rounds R] [--iters N] [--busy K] [SPEC...]
+#   bench/zoo_check.sh [--zoo DIR] [--threads "1 2"] [--rounds R] [--iters N] [--busy K]
+#                      [--precision fp32|bf16] [SPEC...]
 #
 # SPEC is a zoo name of bench/models/export.py, with @SEQ for text models (bert_base@128,
 # bert_L2_H128@8: a scaled BERT, 2 layers, hidden 128). --threads defaults to 1 and the CPUs this
 # process may use. --busy K starts K CPU-bound processes (shell loops) for the whole run, to
 # measure how each runtime degrades when the machine is shared; the table then adds each
 # runtime's N-thread time over its own 1-thread time under that load. The median of R rounds
-# of medians is reported. Models are exported to --zoo (default bench/zoo; needs python3-torch),
-# programs and logs go to bench/out/zoo_check/.
+# of medians is reported. --precision bf16 compiles with ftaxc --precision bf16 (ORT stays fp32:
+# it has no bf16 for an fp32 model on the CPU; "% of peak" stays a share of the fp32 peak). Models
+# are exported to --zoo (default bench/zoo; needs python3-torch), programs and logs go to
+# bench/out/zoo_check/.
 set -e
 cd "$(dirname "$0")/.."
-zoo=bench/zoo; iters=20; rounds=3; busy=0
+zoo=bench/zoo; iters=20; rounds=3; busy=0; precision=fp32
 threads="1 $(nproc)"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,7 +28,8 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --busy) busy=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --precision) precision=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -91,15 +95,16 @@ for spec in "$@"; do
   export_model "$m"
   dims="--dim batch=1"; [ -z "$seq" ] || dims="$dims --dim seq=$seq"
   tag=$(echo "$spec" | tr '@' '_')
+  [ "$precision" = fp32 ] || tag=${tag}_$precision
   echo "== $spec: ftaxc $zoo/$m/model.onnx $dims" >&2
   # shellcheck disable=SC2086
-  build/ftaxc "$zoo/$m/model.onnx" -o "$out/$tag" $dims --report 2>"$out/$tag.ftaxc.log"
+  build/ftaxc "$zoo/$m/model.onnx" -o "$out/$tag" $dims --precision "$precision" --report 2>"$out/$tag.ftaxc.log"
   macs=$(sed -n 's/^ *MACs *\([0-9]*\).*/\1/p' "$out/$tag.ftaxc.log")
   # the reference was written at the export's own shape (seq 128 for text): check at that shape
   chk=$out/$tag
   if [ -n "$seq" ] && [ "$seq" != 128 ]; then
-    chk=$out/${m}_check
-    [ -x "$chk" ] || build/ftaxc "$zoo/$m/model.onnx" -o "$chk" --dim batch=1 --dim seq=128 2>"$chk.ftaxc.log"
+    chk=$out/${m}_check_$precision
+    [ -x "$chk" ] || build/ftaxc "$zoo/$m/model.onnx" -o "$chk" --dim batch=1 --dim seq=128 --precision "$precision" 2>"$chk.ftaxc.log"
   fi
   err=$(check "$m" "$chk")
   row="| $spec | $(awk -v m="${macs:-0}" 'BEGIN { printf "%.3g", m / 1e9 }') | $err |"
@@ -134,6 +139,6 @@ done
   echo
   echo "$(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs;" \
        "fp32 FMA peak (build/peak): $(for t in $threads; do printf '%s GFLOP/s at %st; ' "$(eval echo "\$peak_$t")" "$t"; done)" \
-       "busy processes: $busy; rounds: $rounds x $iters iterations; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+       "precision: $precision; busy processes: $busy; rounds: $rounds x $iters iterations; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >> "$out/table.md"
 tail -n 1 "$out/table.md"

@@ -18,6 +18,7 @@
 typedef struct options {
   const char *model, *out, *name, *cc, *cflags, *nvcc;
   int cuda;            /* --target cuda */
+  int bf16;            /* --precision bf16 (C target) */
   ft_cuda_opts cu;
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
@@ -30,7 +31,7 @@ static void usage(FILE *f) {
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
           "             [--name IDENT] [--dump]\n"
-          "             [--target c|cuda] [--precision fp32|tf32|fp16] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
+          "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
@@ -45,8 +46,10 @@ static void usage(FILE *f) {
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
           "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
-          "  --precision P      cuda: fp32 (default, no TF32), tf32 (TF32 tensor cores in GEMMs and\n"
-          "                     convolutions), fp16 (float16 storage, fp32 accumulation)\n"
+          "  --precision P      fp32 (default); C: bf16 (MatMul, Gemm and Conv on bfloat16 weights and\n"
+          "                     inputs, fp32 accumulation; AVX512_BF16 when -march has it, else portable);\n"
+          "                     cuda: tf32 (TF32 tensor cores in GEMMs and convolutions), fp16 (float16\n"
+          "                     storage, fp32 accumulation)\n"
           "  --cuda-graph       cuda: capture the whole run once at init and replay it\n"
           "  --arch SM          cuda: nvcc -arch (default sm_90: H100/H200; compute_90 embeds PTX only)\n"
           "  --nvcc NVCC        cuda: the compiler (default: $NVCC, nvcc, /usr/local/cuda/bin/nvcc);\n"
@@ -106,11 +109,17 @@ static int parse_args(int argc, char **argv, options *o) {
       else if (strcmp(v, "c")) { fprintf(stderr, "ftaxc: --target %s: expected c or cuda\n", v); return 1; }
     } else if (!strcmp(a, "--precision")) {
       NEEDV();
-      if (!strcmp(v, "fp32")) o->cu.precision = FT_PREC_FP32;
-      else if (!strcmp(v, "tf32")) o->cu.precision = FT_PREC_TF32;
+      o->bf16 = !strcmp(v, "bf16");
+      o->cu.precision = FT_PREC_FP32;
+      if (!strcmp(v, "tf32")) o->cu.precision = FT_PREC_TF32;
       else if (!strcmp(v, "fp16")) o->cu.precision = FT_PREC_FP16;
-      else { fprintf(stderr, "ftaxc: --precision %s: expected fp32, tf32 or fp16\n", v); return 1; }
-      cuda_only = a;
+      else if (strcmp(v, "fp32") && !o->bf16) {
+        fputs("ftaxc: --precision '", stderr);
+        ft_text_put(stderr, v);
+        fputs("': expected fp32, bf16 (C target), tf32 or fp16 (CUDA target)\n", stderr);
+        return 1;
+      }
+      if (o->cu.precision != FT_PREC_FP32) cuda_only = "--precision tf32/fp16";
     } else if (!strcmp(a, "--cuda-graph")) { o->cu.graph = 1; cuda_only = a; }
     else if (!strcmp(a, "--arch")) { NEEDV(); o->cu.arch = v; cuda_only = a; }
     else if (!strcmp(a, "--nvcc")) { NEEDV(); o->nvcc = v; cuda_only = a; }
@@ -125,6 +134,7 @@ static int parse_args(int argc, char **argv, options *o) {
       bad_for_source("--arch", o->cu.arch, 1))
     return 1;
   if (cuda_only && !o->cuda) { fprintf(stderr, "ftaxc: %s needs --target cuda\n", cuda_only); return 1; }
+  if (o->bf16 && o->cuda) { fprintf(stderr, "ftaxc: --precision bf16 is for the C target (CUDA: fp32, tf32 or fp16)\n"); return 1; }
   return 0;
 }
 
@@ -274,7 +284,7 @@ static int compile(options *o, ft_err *e) {
   ft_cuda_libs libs = {0};
   int rc = ft_load_model(o->model, &g, e);
   if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
-  ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL};
+  ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16};
   if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
   if (!rc && o->dump) ft_graph_dump(g, stdout);
   if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);

@@ -72,6 +72,8 @@ typedef struct ft_kcall {
   int nf;
   size_t scratch; /* bytes of working memory the kernel needs */
   ft_prepack prepack;
+  const char *templates; /* templates/c headers the kernel needs beyond its op's list (comma-
+                            separated; NULL: none): the bf16 kernels (compiler/ops/bf16.c) */
   int no_inplace; /* set by plan when the path this call takes would read an input after writing
                      over it: the planner then gives the output its own storage */
 } ft_kcall;

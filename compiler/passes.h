@@ -45,10 +45,16 @@ typedef struct ft_lowered {
   int *order;        /* node indices, in execution order */
   int n;
   ft_kcall *calls;   /* calls[i] for order[i]; kernel NULL for alias nodes */
+  int bf16, n_bf16;  /* lowered with FT_LOWER_BF16; the calls it moved to the bf16 kernels */
 } ft_lowered;
 int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e);
 /* The same; prepack 0 leaves constants in their ONNX layout (backends whose kernels read that). */
 int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e);
+/* prepack FT_LOWER_BF16 (C target, --precision bf16): prepack, and the GEMM-core calls move to
+ * the bf16 kernels first (compiler/ops/bf16.c). */
+#define FT_LOWER_BF16 2
+/* Moves one planned call to its bf16 kernel; 1 when it did. */
+int ft_bf16_retarget(ft_kcall *k);
 void ft_lowered_free(ft_lowered *lw);
 
 /* Memory plan: where every value lives. */

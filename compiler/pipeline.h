@@ -14,6 +14,7 @@ typedef struct ft_compile_opts {
   ft_fuse_opts fuse;
   const ft_cuda_opts *cuda; /* NULL: the C target */
   FILE *report;       /* --report: node counts per stage, arena and weights */
+  int bf16;           /* C target, --precision bf16: matrix products on the bf16 GEMM core */
 } ft_compile_opts;
 
 /* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target) → plan memory.

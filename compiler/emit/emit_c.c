@@ -53,8 +53,16 @@ static void write_header(FILE *h, const ft_graph *g, const ft_memplan *mp, const
 static int paste_kernels(FILE *c, const ft_graph *g, const ft_lowered *lw, ft_pasted *done, ft_err *e) {
   fprintf(c, "#ifdef __GNUC__\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
   int rc = paste_list(c, "tensor,copy", done, e);
-  for (int s = 0; s < lw->n && !rc; s++)
-    if (lw->calls[s].entry) rc = paste_list(c, g->nodes[lw->order[s]].op->templates, done, e);
+  for (int s = 0; s < lw->n && !rc; s++) {
+    const ft_kcall *k = &lw->calls[s];
+    if (k->entry) rc = paste_list(c, g->nodes[lw->order[s]].op->templates, done, e);
+    if (k->entry && k->templates && !rc) rc = paste_list(c, k->templates, done, e);
+  }
+  if (!rc && lw->bf16) /* what the program prints with its timings */
+    fprintf(c, "\n/* ---- precision: bf16, %d calls on the bf16 GEMM core (gemm_bf16.h), the rest fp32; the\n"
+               " * micro-kernel is the one the C compiler's target allows (FT_BF16_PATH) ---- */\n"
+               "#ifndef FT_BF16_PATH\n#define FT_BF16_PATH \"unused\"\n#endif\n"
+               "#define FTP_PRECISION \"bf16 (\" FT_BF16_PATH \")\"\n\n", lw->n_bf16);
   return rc;
 }
 

@@ -545,6 +545,9 @@ static int ft_cli_main(int argc, char **argv, const ft_program *p) {
                "  throughput: %.2f inferences/s\n",
                iters, warmup, threads, threads == 1 ? "" : "s", ms[0], mean, med, p90, p99, ms[iters - 1],
                iters * 1000.0 / t_all);
+#ifdef FTP_PRECISION /* ftaxc --precision bf16: which micro-kernel this build runs */
+        printf("  precision: %s\n", FTP_PRECISION);
+#endif
       }
     }
   }

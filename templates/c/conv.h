@@ -643,10 +643,10 @@ static void ft_conv_pw_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-/* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
- * (alpha = beta = 1 for Conv). */
-static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
-                        void *scratch) {
+/* The Conv kernel with another GEMM core's work item (ft_gemm_op.column) for the GEMM modes:
+ * column NULL is the fp32 core; conv_bf16.h passes its own, with W packed for it. */
+static void ft_conv_run(const int64_t *p, const double *f, const void *const *in, void *const *out,
+                        void *scratch, void (*column)(const ft_gemm_op *, int64_t, int64_t, int64_t)) {
   const float *X = (const float *)in[0], *W = (const float *)in[1];
   const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[2] : NULL;
   const float *R = ft_conv_residual(p, in);
@@ -667,7 +667,10 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
   g0.b_rs = S_in; g0.b_cs = 1;
   g0.b_direct = 1;
   g0.e = e;
-  int64_t mc = ft_gemm_mc(g0.M, Kg);
+  g0.column = column;
+  /* rows per work item: A rows that fit L2 (the bf16 core's rows take half the bytes, and
+     each item packs its input panel once, so the more rows the fewer repacks) */
+  int64_t mc = ft_gemm_mc(g0.M, column ? (Kg + 1) / 2 : Kg);
   int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
   if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
     g0.N = S_out;
@@ -709,6 +712,13 @@ static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in
       ft_gemm_run_par(&gc, mc, par);
     }
   }
+}
+
+/* in: X, W, optional B, the residual when p[FT_CV_RES]; f: [alpha, beta, clip lo, clip hi]
+ * (alpha = beta = 1 for Conv). */
+static void ft_conv_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
+                        void *scratch) {
+  ft_conv_run(p, f, in, out, scratch, NULL);
 }
 
 /* ---- ConvTranspose ---------------------------------------------------------------------------

@@ -105,6 +105,9 @@ typedef struct ft_gemm_op {
   int64_t ldc;
   int64_t c_wrap, c_keep;
   ft_gemm_epi e;
+  /* another GEMM core's work item in place of this one's (gemm_bf16.h: ap and bp in its own
+     packed layout); NULL: the fp32 core */
+  void (*column)(const struct ft_gemm_op *g, int64_t m0, int64_t m1, int64_t jr);
 } ft_gemm_op;
 
 /* ---- vectors of 16 floats, whole or partial (masked) ---------------------------------------- */
@@ -749,7 +752,9 @@ static inline void ft_gemm_item(const ft_gemm_op *g, int64_t mc, int64_t it) {
   int64_t np = (g->N + FT_GEMM_NR - 1) / FT_GEMM_NR, G = ft_gemm_group(g), ng = (np + G - 1) / G;
   int64_t ic = it / ng, j0 = it % ng * G, j1 = j0 + G < np ? j0 + G : np;
   int64_t m1 = (ic + 1) * mc < g->M ? (ic + 1) * mc : g->M;
-  if (G == 1) ft_gemm_column(g, ic * mc, m1, j0);
+  if (g->column)
+    for (int64_t jr = j0; jr < j1; jr++) g->column(g, ic * mc, m1, jr);
+  else if (G == 1) ft_gemm_column(g, ic * mc, m1, j0);
   else ft_gemm_columns(g, ic * mc, m1, j0, j1);
 }
 

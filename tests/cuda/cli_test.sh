@@ -17,6 +17,11 @@ grep -q "ft_relu" "$work/mt.log" && { cat "$work/mt.log"; fail "Relu has a twin 
 "$build/ftaxc" "$src/tests/models/cnn_small/model.onnx" --precision fp16 -o "$work/x" >"$work/p.log" 2>&1
 rc=$?
 [ $rc -eq 1 ] || { cat "$work/p.log"; fail "--precision without --target cuda: exit $rc, expected 1"; }
+grep -q "needs --target cuda" "$work/p.log" || { cat "$work/p.log"; fail "--precision fp16 on the C target: no reason given"; }
+"$build/ftaxc" "$src/tests/models/cnn_small/model.onnx" --precision bf16 --target cuda -o "$work/x" >"$work/p.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat "$work/p.log"; fail "--precision bf16 with --target cuda: exit $rc, expected 1"; }
+grep -q "bf16 is for the C target" "$work/p.log" || { cat "$work/p.log"; fail "--precision bf16 --target cuda: no reason given"; }
 
 "$build/ftaxc" "$src/tests/models/cnn_small/model.onnx" --dim batch=1 -o "$work/cnn" --target cuda --precision fp16 \
   --cuda-graph --arch sm_80 --emit-only >"$work/e.log" 2>&1 || { cat "$work/e.log"; fail "--emit-only failed"; }
