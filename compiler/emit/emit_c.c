@@ -8,6 +8,7 @@
 
 #include "emit_util.h"
 #include "passes.h"
+#include "scalar_table.h"
 #include "templates.h"
 #include "version.h"
 
@@ -86,6 +87,25 @@ static void write_model_data(FILE *c, const ft_graph *g, const ft_memplan *mp, c
     fputc('\n', c);
   }
   fputc('\n', c);
+}
+
+/* FT_SOP_USED (templates/common/scalar_ops.h) for a freestanding library: the scalar ops that
+ * the model's fused activations and ftax.Elementwise programs compute, as two 64-bit masks, so
+ * the kernels' switches over every op leave out the others' libm calls. */
+static void write_sop_mask(FILE *c, const ft_graph *g, const ft_lowered *lw) {
+  unsigned long long m[2] = {0, 0};
+  for (int s = 0; s < lw->n; s++) {
+    if (!lw->calls[s].entry) continue;
+    const ft_node *n = &g->nodes[lw->order[s]];
+    const ft_sop *act = ft_sop_by_name(ft_attr_str(n, "activation", ""));
+    if (act) m[act->id / 64 & 1] |= 1ull << (act->id % 64);
+    const int64_t *prog = NULL;
+    int n5 = strcmp(n->op->op_type, "Elementwise") ? -1 : ft_attr_ints(n, "program", &prog);
+    for (int i = 0; i + 4 < n5; i += 5)
+      if (prog[i] > 0 && prog[i] < 128) m[prog[i] / 64] |= 1ull << (prog[i] % 64);
+  }
+  fprintf(c, "#define FT_SOP_USED(id) ((id) < 64 ? (0x%llxull >> ((id) & 63)) & 1 : (0x%llxull >> ((id) & 63)) & 1)\n\n",
+          m[0], m[1]);
 }
 
 /* What program_freestanding.h needs besides: the user's build-time choices, and the weights
@@ -197,6 +217,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
           o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes);
   /* freestanding: no POSIX, so no thread pool (parallel.h) whatever the compiler's target */
   fprintf(c, o->freestanding ? "#define FT_NO_THREADS 1\n#include \"%s\"\n\n" : "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
+  if (o->freestanding) write_sop_mask(c, g, lw);
   ft_pasted done = {{0}, 0};
   rc = paste_kernels(c, g, lw, &done, e);
   if (rc) return rc;

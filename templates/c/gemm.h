@@ -349,7 +349,8 @@ static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, 
 #define FT_MATH ft_f32
 #define FT_GEMM_ACT_(ID, EXPR)                                                                   \
   case FT_SOP_##ID:                                                                              \
-    for (int j = 0; j < n; j++) { float x = c[j]; c[j] = (EXPR); }                               \
+    if (FT_SOP_USED(FT_SOP_##ID))                                                                \
+      for (int j = 0; j < n; j++) { float x = c[j]; c[j] = (EXPR); }                             \
     break;
 #define FT_GEMM_ACT_ROW_(ID, fn, name, kernels, EXPR) FT_GEMM_ACT_(ID, EXPR)
 #define FT_GEMM_ACT_PARAM_ROW_(ID, fn, name, kernels, A_, DA, B_, DB, EXPR) FT_GEMM_ACT_(ID, EXPR)

@@ -3,14 +3,16 @@
 the symbols it needs and, with --run, run on an emulated board and compared with the x86 program.
 
     python3 run_baremetal.py --build BUILD --model MODEL_DIR [--set DATA_SET_DIR] --work DIR
-                             [--run] [--cc arm-none-eabi-gcc] [--qemu qemu-system-arm]
+                             [--run] [--no-libm] [--cc arm-none-eabi-gcc] [--qemu qemu-system-arm]
                              [--opt -O1] [--timeout 120]
 
 1. `ftaxc --freestanding --cc CC --cflags "OPT CPU_FLAGS"` builds MODEL.o (CPU_FLAGS below: the
    Cortex-M7 of the MPS2 AN500 board, hard float).
 2. `CC-nm -u MODEL.o` may name only what allowed_symbols.txt allows: memcpy/memset/memmove, the
    float libm functions, libgcc's helpers (64-bit division, conversions). Anything else (malloc,
-   printf, pthread_*, mmap, ...) fails the test, named.
+   printf, pthread_*, mmap, ...) fails the test, named. With --no-libm, a libm function does too
+   (cnn_small computes nothing libm has: the kernels' switches over every scalar op must be cut
+   to its ops).
 With --run, also:
 3. the x86 program (plain ftaxc, at the data set's shapes) runs on the data set's inputs;
 4. startup.c, main.c, mps2-an500.ld and a data.c written here from the inputs link with MODEL.o
@@ -74,7 +76,7 @@ def allowed_patterns():
     return pats
 
 
-def check_symbols(nm, obj, log):
+def check_symbols(nm, obj, log, no_libm):
     rc, out = run([nm, "-u", obj], log)
     if rc != 0:
         fail(4, f"{nm} -u {obj} failed")
@@ -83,6 +85,9 @@ def check_symbols(nm, obj, log):
     bad = [s for s in syms if not any(p.match(s) for p in pats)]
     if bad:
         fail(5, f"{obj} needs symbols outside tests/baremetal/allowed_symbols.txt: {' '.join(bad)}")
+    libm = [s for s in syms if not re.match(r"^(memcpy|memset|memmove|__aeabi_.*)$", s)]
+    if no_libm and libm:
+        fail(5, f"{obj} needs libm functions its model does not compute: {' '.join(libm)}")
     return syms
 
 
@@ -205,6 +210,7 @@ def main():
     ap.add_argument("--set")
     ap.add_argument("--work", required=True)
     ap.add_argument("--run", action="store_true")
+    ap.add_argument("--no-libm", action="store_true")
     ap.add_argument("--cc", default="arm-none-eabi-gcc")
     ap.add_argument("--qemu", default="qemu-system-arm")
     ap.add_argument("--opt", default="-O1")
@@ -230,7 +236,7 @@ def main():
            "--cc", args.cc, "--cflags", " ".join([args.opt] + CPU_FLAGS + ["-nostdlib"])] + flags
     if run(cmd, log)[0] != 0:
         fail(4, f"ftaxc --freestanding failed (log: {log})")
-    syms = check_symbols(tools[1], lib + ".o", log)
+    syms = check_symbols(tools[1], lib + ".o", log, args.no_libm)
     print(f"{name}: freestanding object needs only {' '.join(syms) or 'nothing'}")
     if not args.run:
         return 0
