@@ -22,6 +22,7 @@ typedef struct options {
   ft_cuda_opts cu;
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
+  int freestanding;    /* --freestanding: a library object for bare metal */
   ft_fuse_opts fuse;
   char cmdline[4096];
 } options;
@@ -30,7 +31,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
-          "             [--name IDENT] [--dump]\n"
+          "             [--name IDENT] [--dump] [--freestanding]\n"
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
@@ -45,6 +46,9 @@ static void usage(FILE *f) {
           "  --cflags FLAGS     compiler flags (default: -O3 -march=native -pthread)\n"
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
+          "  --freestanding     a library for bare metal: OUT.c needs no libc beyond memcpy/memset (and\n"
+          "                     libm where the model does), no heap, files or threads; weights built into\n"
+          "                     OUT.c, a static arena; builds the object OUT.o (CC -ffreestanding -c)\n"
           "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
           "  --precision P      fp32 (default); C: bf16 (MatMul, Gemm and Conv on bfloat16 weights and\n"
           "                     inputs, fp32 accumulation; AVX512_BF16 when -march has it, else portable);\n"
@@ -103,6 +107,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--embed-weights")) o->embed_weights = 1;
     else if (!strcmp(a, "--no-fold")) o->no_fold = 1;
     else if (!strcmp(a, "--dump")) o->dump = 1;
+    else if (!strcmp(a, "--freestanding")) o->freestanding = 1;
     else if (!strcmp(a, "--target")) {
       NEEDV();
       if (!strcmp(v, "cuda")) o->cuda = 1;
@@ -135,6 +140,11 @@ static int parse_args(int argc, char **argv, options *o) {
     return 1;
   if (cuda_only && !o->cuda) { fprintf(stderr, "ftaxc: %s needs --target cuda\n", cuda_only); return 1; }
   if (o->bf16 && o->cuda) { fprintf(stderr, "ftaxc: --precision bf16 is for the C target (CUDA: fp32, tf32 or fp16)\n"); return 1; }
+  if (o->freestanding && o->cuda) {
+    fprintf(stderr, "ftaxc: --freestanding makes a C library for bare metal; it cannot be combined with --target cuda\n");
+    return 1;
+  }
+  if (o->freestanding) o->embed_weights = 0; /* its weights are in OUT.c already */
   return 0;
 }
 
@@ -160,10 +170,11 @@ static int run_cc(const options *o, const char *src, const char *bin, ft_err *e)
   int n = 0;
   argv[n++] = (char *)cc;
   for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
+  if (o->freestanding) { argv[n++] = "-ffreestanding"; argv[n++] = "-c"; }
   argv[n++] = "-o";
   argv[n++] = (char *)bin;
   argv[n++] = (char *)src;
-  argv[n++] = "-lm";
+  if (!o->freestanding) argv[n++] = "-lm";
   argv[n] = NULL;
   pid_t pid = fork();
   if (pid == 0) {
@@ -258,21 +269,23 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
     return ft_fail(e, FT_EUSAGE, "--embed-weights: the path '%s' has a quote, backslash or newline the assembler cannot take", wabs);
   const char *hbase = strrchr(hpath, '/');
   ft_emit_opts eo = {name, hbase ? hbase + 1 : hpath, o->cmdline, hash,
-                     o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights};
-  FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = fopen(wtmp, "wb");
+                     o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights, o->freestanding};
+  /* --freestanding: the weights go into OUT.c, there is no OUT.weights */
+  FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = o->freestanding ? NULL : fopen(wtmp, "wb");
   int rc = 0;
-  if (!fc || !fh || !fw) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
+  if (!fc || !fh || (!fw && !o->freestanding)) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
   if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
   if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
   if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
-  if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || rename(wtmp, wpath))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
+  if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || (fw && rename(wtmp, wpath)))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
   if (rc) { remove(ctmp); remove(htmp); remove(wtmp); return rc; }
   if (o->emit_only) return 0;
-  char btmp[4300];
-  snprintf(btmp, sizeof btmp, "%s.tmp", out);
+  char bin[4200], btmp[4300]; /* --freestanding builds the object OUT.o */
+  snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
+  snprintf(btmp, sizeof btmp, "%s.tmp", bin);
   rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, btmp, e);
-  if (!rc && rename(btmp, out)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", out);
+  if (!rc && rename(btmp, bin)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", bin);
   if (rc) remove(btmp);
   return rc;
 }

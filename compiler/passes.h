@@ -80,6 +80,7 @@ typedef struct ft_emit_opts {
   const char *model_hash;  /* hex digest of the model file */
   const char *weights_file; /* file name the weights go to (embed: incbin path) */
   int embed_weights;
+  int freestanding;        /* a library for bare metal: program_freestanding.h, weights in OUT.c */
 } ft_emit_opts;
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);

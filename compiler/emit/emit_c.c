@@ -8,6 +8,7 @@
 
 #include "emit_util.h"
 #include "passes.h"
+#include "scalar_table.h"
 #include "templates.h"
 #include "version.h"
 
@@ -49,6 +50,22 @@ static void write_header(FILE *h, const ft_graph *g, const ft_memplan *mp, const
   fprintf(h, "void %s_free(%s_ctx *ctx);\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", P, P);
 }
 
+/* OUT.h of a freestanding library (program_freestanding.h): the same API, its own terms. */
+static void write_header_freestanding(FILE *h, const ft_graph *g, const ft_memplan *mp, const char *P, const char *G) {
+  ft_emit_header_top(h, g, mp, P, G, "freestanding library", "");
+  fprintf(h, "/* The weights are built in (weights_path must be NULL); the arena is a static array of\n"
+             "   %s_ARENA_BYTES (none when built with -D%s_NO_STATIC_ARENA); contexts come from a static pool\n"
+             "   of %s_MAX_CONTEXTS (default 1). No heap, no files, no threads. Returns 0, or nonzero with a\n"
+             "   reason in err: 1 a weights path or a misaligned arena, 4 no context or arena left. */\n", G, G, G);
+  fprintf(h, "int %s_init(%s_ctx **ctx, const char *weights_path, char *err, size_t err_len);\n", P, P);
+  fprintf(h, "/* The same, with an arena of %s_ARENA_BYTES bytes, 64-byte aligned, owned by the caller. */\n", G);
+  fprintf(h, "int %s_init_with_arena(%s_ctx **ctx, const char *weights_path, void *arena, char *err, size_t err_len);\n", P, P);
+  fprintf(h, "/* One inference: inputs[i] and outputs[i] point at dense buffers of the sizes above. */\n");
+  fprintf(h, "int %s_run(%s_ctx *ctx, const void *const *inputs, void *const *outputs);\n", P, P);
+  fprintf(h, "/* Gives the context (and the static arena, if it had it) back to the pool. */\n");
+  fprintf(h, "void %s_free(%s_ctx *ctx);\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", P, P);
+}
+
 /* The kernel templates the calls use, whole: most programs use some of their kernels only. */
 static int paste_kernels(FILE *c, const ft_graph *g, const ft_lowered *lw, ft_pasted *done, ft_err *e) {
   fprintf(c, "#ifdef __GNUC__\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
@@ -78,6 +95,56 @@ static void write_model_data(FILE *c, const ft_graph *g, const ft_memplan *mp, c
     fputc('\n', c);
   }
   fputc('\n', c);
+}
+
+/* FT_SOP_USED (templates/common/scalar_ops.h) for a freestanding library: the scalar ops that
+ * the model's fused activations and ftax.Elementwise programs compute, as two 64-bit masks, so
+ * the kernels' switches over every op leave out the others' libm calls. */
+static void write_sop_mask(FILE *c, const ft_graph *g, const ft_lowered *lw) {
+  unsigned long long m[2] = {0, 0};
+  for (int s = 0; s < lw->n; s++) {
+    if (!lw->calls[s].entry) continue;
+    const ft_node *n = &g->nodes[lw->order[s]];
+    const ft_sop *act = ft_sop_by_name(ft_attr_str(n, "activation", ""));
+    if (act) m[act->id / 64 & 1] |= 1ull << (act->id % 64);
+    const int64_t *prog = NULL;
+    int n5 = strcmp(n->op->op_type, "Elementwise") ? -1 : ft_attr_ints(n, "program", &prog);
+    for (int i = 0; i + 4 < n5; i += 5)
+      if (prog[i] > 0 && prog[i] < 128) m[prog[i] / 64] |= 1ull << (prog[i] % 64);
+  }
+  fprintf(c, "#define FT_SOP_USED(id) ((id) < 64 ? (0x%llxull >> ((id) & 63)) & 1 : (0x%llxull >> ((id) & 63)) & 1)\n\n",
+          m[0], m[1]);
+}
+
+/* What program_freestanding.h needs besides: the user's build-time choices, and the weights
+ * array it reads (defined at the end of OUT.c). */
+static void write_model_data_freestanding(FILE *c, const ft_memplan *mp, const char *G) {
+  fprintf(c, "#ifdef %s_NO_STATIC_ARENA\n#define FTP_NO_STATIC_ARENA 1\n#endif\n", G);
+  fprintf(c, "#ifdef %s_MAX_CONTEXTS\n#define FTP_MAX_CONTEXTS %s_MAX_CONTEXTS\n#endif\n", G, G);
+  fprintf(c, "#ifdef %s_WEIGHTS_ATTR\n#define FTP_WEIGHTS_ATTR %s_WEIGHTS_ATTR\n#else\n#define FTP_WEIGHTS_ATTR\n#endif\n", G, G);
+  fprintf(c, "#ifdef %s_ARENA_ATTR\n#define FTP_ARENA_ATTR %s_ARENA_ATTR\n#else\n#define FTP_ARENA_ATTR\n#endif\n", G, G);
+  fprintf(c, "static const unsigned char ftp_weights[%zu] __attribute__((aligned(64))) FTP_WEIGHTS_ATTR;\n\n",
+          mp->weight_bytes ? mp->weight_bytes : 1);
+}
+
+/* The weights as decimal bytes, 32 to a line. */
+typedef struct byte_lines { FILE *f; size_t col; } byte_lines;
+static void put_c_bytes(void *ctx, const void *p, size_t n) {
+  byte_lines *b = (byte_lines *)ctx;
+  for (size_t i = 0; i < n; i++, b->col++)
+    fprintf(b->f, "%s%u,", b->col % 32 ? "" : "\n", ((const unsigned char *)p)[i]);
+}
+
+/* The weights array program_freestanding.h declared: static const, so read-only data (flash). */
+static int write_weights_array(FILE *c, const ft_graph *g, const ft_memplan *mp, ft_err *e) {
+  fprintf(c, "/* ---- the weights: %zu bytes of read-only data ---- */\n", mp->weight_bytes);
+  fprintf(c, "static const unsigned char ftp_weights[%zu] __attribute__((aligned(64))) FTP_WEIGHTS_ATTR = {",
+          mp->weight_bytes ? mp->weight_bytes : 1);
+  byte_lines b = {c, 0};
+  int rc = ft_emit_weights_payload(g, mp, put_c_bytes, &b, e);
+  if (!mp->weight_bytes) fputc('0', c);
+  fprintf(c, "\n};\n");
+  return rc;
 }
 
 /* One kernel call with its literal parameters and buffers. */
@@ -145,24 +212,29 @@ static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const 
 
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c, FILE *h, FILE *w, ft_err *e) {
-  int rc = ft_emit_weights(w, g, mp, o->model_hash, e);
+  int rc = w ? ft_emit_weights(w, g, mp, o->model_hash, e) : 0;
   if (rc) return rc;
   char guard[256];
   ft_emit_upper(guard, sizeof guard, o->name);
-  write_header(h, g, mp, o->name, guard);
+  if (o->freestanding) write_header_freestanding(h, g, mp, o->name, guard);
+  else write_header(h, g, mp, o->name, guard);
 
   fprintf(c, "/* Generated by ftaxc %s. Do not edit.\n * command: ", FTAX_VERSION);
   ft_emit_comment(c, o->cmdline);
   fprintf(c, "\n * model sha256: %s\n * nodes: %d, arena: %zu bytes (lower bound %zu), weights: %zu bytes\n */\n",
           o->model_hash, lw->n, mp->arena_bytes, mp->lower_bound, mp->weight_bytes);
-  fprintf(c, "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
+  /* freestanding: no POSIX, so no thread pool (parallel.h) whatever the compiler's target */
+  fprintf(c, o->freestanding ? "#define FT_NO_THREADS 1\n#include \"%s\"\n\n" : "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
+  if (o->freestanding) write_sop_mask(c, g, lw);
   ft_pasted done = {{0}, 0};
   rc = paste_kernels(c, g, lw, &done, e);
   if (rc) return rc;
   write_model_data(c, g, mp, o);
-  rc = ft_emit_paste_name(c, "program", "h", &done, e);
+  if (o->freestanding) write_model_data_freestanding(c, mp, guard);
+  rc = ft_emit_paste_name(c, o->freestanding ? "program_freestanding" : "program", "h", &done, e);
   if (rc) return rc;
   write_calls(c, g, lw, mp);
 
+  if (o->freestanding) return write_weights_array(c, g, mp, e);
   return ft_emit_main(c, guard, "cli", "h", g, &done, e);
 }

@@ -135,10 +135,7 @@ void ft_emit_header_top(FILE *h, const ft_graph *g, const ft_memplan *mp, const 
   fprintf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", P, P);
 }
 
-int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e) {
-  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
-  ft_weights_header(head, mp->weight_bytes, hash);
-  fwrite(head, 1, sizeof head, w);
+int ft_emit_weights_payload(const ft_graph *g, const ft_memplan *mp, ft_bytes_fn put, void *ctx, ft_err *e) {
   static const char zeros[64];
   int64_t next = 0;
   while (next < (int64_t)mp->weight_bytes) { /* in offset order, each root value once */
@@ -147,10 +144,19 @@ int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char
       if (mp->storage[v] == FT_S_WEIGHT && mp->root[v] == v && mp->offset[v] == next) best = v;
     if (best < 0) return ft_fail(e, FT_EIO, "internal error: weights layout has a hole at %lld", (long long)next);
     size_t nb = ft_nbytes(&g->vals[best].t);
-    fwrite(g->vals[best].t.data, 1, nb, w);
+    put(ctx, g->vals[best].t.data, nb);
     int64_t pos = next + (int64_t)nb;
     next = (pos + 63) & ~(int64_t)63;
-    fwrite(zeros, 1, (size_t)(next - pos), w);
+    put(ctx, zeros, (size_t)(next - pos));
   }
   return 0;
+}
+
+static void put_file(void *f, const void *p, size_t n) { fwrite(p, 1, n, (FILE *)f); }
+
+int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e) {
+  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
+  ft_weights_header(head, mp->weight_bytes, hash);
+  fwrite(head, 1, sizeof head, w);
+  return ft_emit_weights_payload(g, mp, put_file, w, e);
 }

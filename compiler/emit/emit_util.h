@@ -32,5 +32,9 @@ int ft_emit_main(FILE *f, const char *guard, const char *cli, const char *ext, c
 /* OUT.weights: the header of templates/c/weights.h, then every constant the memory plan put in
  * the weights, at its offset. */
 int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e);
+/* The weights' payload alone (no header), in pieces, to put(ctx, bytes, n): --freestanding
+ * writes it as a C array. */
+typedef void (*ft_bytes_fn)(void *ctx, const void *bytes, size_t n);
+int ft_emit_weights_payload(const ft_graph *g, const ft_memplan *mp, ft_bytes_fn put, void *ctx, ft_err *e);
 
 #endif

@@ -68,6 +68,7 @@ static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float pa, float pb,
   switch (op) {
 #define UN(OP, EXPR)                                                                           \
   case OP:                                                                                     \
+    if (!FT_SOP_USED(OP)) break;                                                               \
     if (A.scalar) { float x = A.s; D->s = (EXPR); D->scalar = 1; }                             \
     else {                                                                                     \
       const float *a_ = A.v;                                                                   \
@@ -83,6 +84,7 @@ static void ft_ew_step(int64_t op, ft_ew_reg A, ft_ew_reg B, float pa, float pb,
 #undef UN
 #define BIN(OP, EXPR)                                                                          \
   case OP:                                                                                     \
+    if (!FT_SOP_USED(OP)) break;                                                               \
     if (A.scalar && B.scalar) { float x = A.s, z = B.s; D->s = (EXPR); D->scalar = 1; }        \
     else if (B.scalar) {                                                                       \
       const float *a_ = A.v; float z = B.s;                                                    \

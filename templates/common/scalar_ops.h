@@ -112,6 +112,13 @@ enum {
   FT_SOP_LAST
 };
 #undef FT_SOP_ENUM_
+/* Whether a program computes scalar op id: every op, unless the program says otherwise. A
+ * freestanding library (ftaxc --freestanding) defines it from the ops its model uses, so the
+ * switches over every op (gemm.h's epilogue activation, elementwise.h's instructions) call no
+ * libm function the model does not need. */
+#ifndef FT_SOP_USED
+#define FT_SOP_USED(id) 1
+#endif
 #define FT_SOP_PARAM_FIRST 40
 #define FT_SOP_BINARY_FIRST 80
 #define FT_SOP_IS_UNARY(op) ((op) > FT_SOP_NONE && (op) < FT_SOP_UNARY_END)

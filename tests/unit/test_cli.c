@@ -509,4 +509,59 @@ Test(cli, program_generates_with_a_kv_cache, .timeout = 120) {
   char *argv_nd[] = {prog, "--generate", "2", "--prompt", one, NULL};
   cr_assert_eq(tu_run(NULL, &log, argv_nd), 1, "not a decode model: %s", log);
   cr_assert(strstr(log, "decode-step model"), "%s", log);
+
+/* ---- the freestanding library (ftaxc --freestanding) ---------------------------------------- */
+
+/* A host program over the library's API: the init rules (no weights path, aligned arenas, one
+ * context), then y = x + w computed twice, through the static arena and through the caller's. */
+static const char *freestanding_user =
+    "#include <stdio.h>\n#include \"lib.h\"\n"
+    "static _Alignas(64) unsigned char mine[LIB_ARENA_BYTES + 128];\n"
+    "static int run(lib_ctx *c) {\n"
+    "  float x[6], y[6]; for (int i = 0; i < 6; i++) x[i] = (float)i - 1.5f;\n"
+    "  const void *in[1] = {x}; void *out[1] = {y};\n"
+    "  if (lib_run(c, in, out)) return 1;\n"
+    "  for (int i = 0; i < 6; i++) if (y[i] != x[i] + (float)(i + 1)) return 1;\n"
+    "  return 0;\n}\n"
+    "int main(void) {\n"
+    "  lib_ctx *c = NULL, *d = NULL; char err[128];\n"
+    "  if (lib_init(&c, \"lib.weights\", err, sizeof err) != 1) return 10;\n"
+    "  if (lib_init_with_arena(&c, NULL, mine + 1, err, sizeof err) != 1) return 11;\n"
+    "  if (lib_init(&c, NULL, err, sizeof err)) return 12;\n"
+    "  if (lib_init(&d, NULL, err, sizeof err) != 4) return 13; /* one context */\n"
+    "  if (run(c)) return 14;\n"
+    "  lib_free(c);\n"
+    "  if (lib_init_with_arena(&d, NULL, mine, err, sizeof err)) return 15;\n"
+    "  if (run(d)) return 16;\n"
+    "  lib_free(d);\n"
+    "  puts(\"ok\");\n  return 0;\n}\n";
+
+Test(cli, freestanding_library, .timeout = 120) {
+  char *log, *model = good_model(), *lib = tu_fmt("%s/lib", outdir);
+  cr_assert_eq(ftaxc(&log, model, "-o", lib, "--freestanding", "--target", "cuda"), FT_EUSAGE, "%s", log);
+  cr_assert(strstr(log, "--freestanding"), "names the flag: %s", log);
+  assert_nothing_written("--freestanding --target cuda");
+
+  char *argv[] = {FTAXC, model, "-o", lib, "--dim", "batch=2", "--freestanding", "--cflags", "-O1 -Wall -Werror", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
+  cr_assert(tu_exists(tu_fmt("%s.o", lib)), "builds the object OUT.o");
+  cr_assert_not(tu_exists(tu_fmt("%s.weights", lib)), "no weights file: they are in OUT.c");
+  size_t n;
+  char *src = tu_read(tu_fmt("%s.c", lib), &n);
+  const char *hosted[] = {"<stdio.h>", "<stdlib.h>", "<pthread.h>", "<sys/mman.h>", "<fcntl.h>", "malloc(", "int main("};
+  for (size_t i = 0; i < sizeof hosted / sizeof *hosted; i++)
+    cr_assert_null(strstr(src, hosted[i]), "OUT.c holds %s", hosted[i]);
+  cr_assert(strstr(src, "static const unsigned char ftp_weights["), "the weights are a static const array");
+
+  char *user = tu_fmt("%s/user.c", outdir), *exe = tu_fmt("%s/user", outdir);
+  FILE *f = fopen(user, "w");
+  cr_assert_not_null(f);
+  fputs(freestanding_user, f);
+  fclose(f);
+  char *cc[] = {"/bin/sh", "-c", "exec \"${CC:-cc}\" \"$@\"", "sh", "-O1", "-I", outdir, "-o", exe, user,
+                tu_fmt("%s.o", lib), "-lm", NULL};
+  cr_assert_eq(tu_run(NULL, &log, cc), 0, "%s", log);
+  char *run[] = {exe, NULL};
+  cr_assert_eq(tu_run(NULL, &log, run), 0, "the API's rules or the result: %s", log);
+  cr_assert(strstr(log, "ok"), "%s", log);
 }
