@@ -91,12 +91,11 @@ static int take_branch(ft_graph *g, int i, int truth, ft_err *e) {
 /* The condition is computed at run time: both branches, guarded, and an ftax.IfMerge per output
  * (inputs: the condition, then_branch's output, else_branch's), named as the If is. */
 static int guard_branches(ft_graph *g, int i, ft_err *e) {
-  int cond = g->nodes[i].in[0], n_out = g->nodes[i].n_out, from = g->n_nodes;
-  if (g->vals[cond].t.dtype != FT_BOOL)
-    return ft_fail(e, FT_EINVALID, "%s: %s: the condition is %s; If takes a bool", g->path, ft_node_label(g, i),
-                   ft_dtype_name(g->vals[cond].t.dtype));
+  int cond = g->nodes[i].n_in > 0 ? g->nodes[i].in[0] : -1, n_out = g->nodes[i].n_out, from = g->n_nodes;
+  int rc = ft_check_condition(g, i, cond, e);
+  if (rc) return rc;
   int *t_outs = malloc(sizeof(int) * (size_t)(2 * n_out + 1)), *e_outs = t_outs + n_out;
-  int rc = append_branch(g, i, "then_branch", FT_GUARD(cond, 0), t_outs, e);
+  rc = append_branch(g, i, "then_branch", FT_GUARD(cond, 0), t_outs, e);
   if (!rc) rc = append_branch(g, i, "else_branch", FT_GUARD(cond, 1), e_outs, e);
   for (int k = 0; k < n_out && !rc; k++) {
     int out = g->nodes[i].out[k];

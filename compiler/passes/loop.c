@@ -227,6 +227,7 @@ int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
   if (truth < 0 && s.n_scan)
     return ft_need_const(&c, 1, "the condition, which decides how long the scan outputs are; ftax plans their size "
                                 "at compile time");
+  if (truth < 0 && (rc = ft_check_condition(g, i, cond, e))) return rc;
   if ((rc = too_long(g, i, trips >= 0 ? trips : s.done + 1, s.body, e))) return rc;
   return unroll_one(g, i, &s, truth < 0, e);
 }

@@ -150,3 +150,12 @@ ft_node *ft_add_node_like(ft_graph *g, int i, const char *name, const char *op_t
   n->guard = at->n_guard ? map_list(at->guard, at->n_guard, NULL) : NULL;
   return n;
 }
+
+int ft_check_condition(const ft_graph *g, int i, int cond, ft_err *e) {
+  if (cond < 0) return ft_fail(e, FT_EINVALID, "%s: %s has no condition", g->path, ft_node_label(g, i));
+  const ft_tensor *t = &g->vals[cond].t;
+  if (t->dtype != FT_BOOL || ft_numel(t) != 1)
+    return ft_fail(e, FT_EINVALID, "%s: %s: the condition '%s' is %s of %lld elements; it takes one bool", g->path,
+                   ft_node_label(g, i), g->vals[cond].name, ft_dtype_name(t->dtype), (long long)ft_numel(t));
+  return 0;
+}
