@@ -12,6 +12,9 @@ outputs numpy computes here (the same arithmetic, written out):
   tests/models/loop_while   Loop bounded by 8 whose condition is computed from the data: halve h
                             and add x while sum(h) < 4, counting the iterations; data sets run 0,
                             3 and 8 iterations.
+  tests/models/scan_dirs    Scan (opset 11) over axis 1 of x [3, 5, 2] in reverse: a running sum as
+                            the state, x*x stacked forward on axis 1, the state stacked in
+                            reverse on the last axis.
 
 Run with /usr/bin/python3 (it has onnx and numpy); deterministic.
 """
@@ -39,10 +42,10 @@ def init(a, name):
     return numpy_helper.from_array(np.asarray(a), name)
 
 
-def save(name, graph, sets):
+def save(name, graph, sets, opset=13):
     out = os.path.join(models, name)
     os.makedirs(out, exist_ok=True)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_ctrl_flow.py")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_ctrl_flow.py")
     model.ir_version = 7
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "model.onnx"))
@@ -189,3 +192,27 @@ for xs, h0s in ((0.125, 0.0), (0.3125, 0.0), (0.125, 6.0)):
     print("loop_while data set: %d iterations" % n)
     sets.append(([("x", x), ("h0", h0)], [("h", h), ("n", n)]))
 save("loop_while", graph, sets)
+
+# ---- scan_dirs -----------------------------------------------------------------------------------
+body = helper.make_graph(
+    [helper.make_node("ReduceSum", ["xe"], ["r"], name="sum", axes=[0], keepdims=0),
+     helper.make_node("Add", ["s_in", "r"], ["s_out"], name="acc"),
+     helper.make_node("Mul", ["xe", "xe"], ["y"], name="square"),
+     helper.make_node("Identity", ["s_out"], ["z"], name="state")],
+    "step", [vi("s_in", [2]), vi("xe", [3, 2])], [vi("s_out", [2]), vi("y", [3, 2]), vi("z", [2])])
+graph = helper.make_graph(
+    [helper.make_node("Scan", ["s0", "x"], ["s", "y", "z"], name="scan", body=body, num_scan_inputs=1,
+                      scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1, -1],
+                      scan_output_directions=[0, 1])],
+    "scan_dirs", [vi("s0", [2]), vi("x", [3, 5, 2])], [vi("s", [2]), vi("y", [3, 5, 2]), vi("z", [2, 5])])
+sets = []
+for _ in range(2):
+    s0, x = f32(2), f32(3, 5, 2)
+    s, ys, zs = s0, [], []
+    for t in range(5):
+        xe = x[:, 4 - t, :]
+        s = (s + xe.sum(0)).astype(np.float32)
+        ys.append(xe * xe)
+        zs.append(s)
+    sets.append(([("s0", s0), ("x", x)], [("s", s), ("y", np.stack(ys, 1)), ("z", np.stack(zs[::-1], -1))]))
+save("scan_dirs", graph, sets, opset=11)
