@@ -87,6 +87,7 @@ static void clone_node(ft_node *d, const ft_node *s) {
   d->in = dup_ints(s->in, s->n_in);
   d->out = dup_ints(s->out, s->n_out);
   d->outer = s->n_outer ? dup_ints(s->outer, s->n_outer) : NULL;
+  d->guard = s->n_guard ? dup_ints(s->guard, s->n_guard) : NULL;
   d->attrs = malloc(sizeof(ft_attr) * (size_t)(s->n_attrs ? s->n_attrs : 1));
   for (int k = 0; k < s->n_attrs; k++) ft_attr_copy(&d->attrs[k], &s->attrs[k]);
 }
@@ -124,7 +125,7 @@ void ft_graph_free(ft_graph *g) {
   }
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
-    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer);
+    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer); free(n->guard);
     for (int k = 0; k < n->n_attrs; k++) ft_attr_free(&n->attrs[k]);
     free(n->attrs);
   }

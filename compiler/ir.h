@@ -86,6 +86,11 @@ typedef struct ft_node {
   int n_attrs;
   int *outer;  /* values of this graph that the node's subgraphs (If branches) read by name */
   int n_outer;
+  /* The node runs only when each entry holds: entry FT_GUARD(v, negated) is bool scalar v true
+   * (negated 0) or false (negated 1), outermost If first. Set on the nodes of If branches whose
+   * condition is computed at run time (compiler/passes/branch.c); empty for every other node. */
+  int *guard;
+  int n_guard;
   const struct ft_opdesc *op; /* resolved by ft_resolve_ops */
   int dead;
 } ft_node;
@@ -103,6 +108,10 @@ typedef struct ft_graph {
   char *path;          /* the model file, for messages */
   char *name;
 } ft_graph;
+
+#define FT_GUARD(v, negated) ((v) * 2 + ((negated) ? 1 : 0))
+static inline int ft_guard_value(int entry) { return entry / 2; }
+static inline int ft_guard_negated(int entry) { return entry & 1; }
 
 /* Construction. */
 ft_graph *ft_graph_new(void);

@@ -31,10 +31,13 @@ int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
  * known shape, Constant). */
 enum { FT_INFER_NO_FOLD = 0, FT_INFER_FOLD = 1, FT_INFER_SHAPES = 2 };
 int ft_infer(ft_graph *g, int mode, ft_err *e);
-/* Part of that sweep (compiler/passes/branch.c): If node i, its condition known, is replaced by
- * the nodes of the branch it takes (*taken = 1; node i is then the branch's first node). An
- * unknown condition leaves it (*taken = 0). */
-int ft_take_branch(ft_graph *g, int i, int *taken, ft_err *e);
+/* Part of that sweep: control-flow node i is replaced by the nodes it runs, node i is then the
+ * first of them (none: the node after). If (compiler/passes/branch.c): a condition known at
+ * compile time takes its branch, one computed at run time guards both (ft_node.guard) and merges
+ * their outputs (ftax.IfMerge). Loop and Scan (compiler/passes/loop.c): unrolled. */
+int ft_expand_if(ft_graph *g, int i, ft_err *e);
+int ft_expand_loop(ft_graph *g, int i, ft_err *e);
+int ft_expand_scan(ft_graph *g, int i, ft_err *e);
 
 /* Remove Identity and Dropout (inference mode), then nodes whose results nobody uses. */
 int ft_simplify(ft_graph *g, ft_err *e);

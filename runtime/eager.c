@@ -59,6 +59,8 @@ static void count_uses(ft_eager *h) {
   for (int i = 0; i < g->n_nodes; i++)
     for (int k = 0; k < g->nodes[i].n_in; k++)
       if (g->nodes[i].in[k] >= 0) h->uses[g->nodes[i].in[k]]++;
+  for (int i = 0; i < g->n_nodes; i++) /* a guard reads its condition */
+    for (int k = 0; k < g->nodes[i].n_guard; k++) h->uses[ft_guard_value(g->nodes[i].guard[k])]++;
   for (int i = 0; i < g->n_outputs; i++) h->uses[g->outputs[i]]++; /* held until copied out */
 }
 
@@ -118,7 +120,11 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   count_uses(h);
   make_rows(h);
   learn_output_shapes(h);
-  if (dev) {
+  for (int i = 0; dev && !rc && i < g->n_nodes; i++)
+    if (g->nodes[i].n_guard)
+      rc = ft_fail(e, FT_EUNSUPPORTED, "%s: %s is in a branch of an If whose condition is computed at run time; ftax-eager "
+                   "runs such models with --device cpu", g->path, ft_node_label(g, i));
+  if (dev && !rc) {
     h->dptr = calloc(nv, sizeof *h->dptr);
     h->cdev = calloc(nv, sizeof *h->cdev);
     h->cdev_cls = calloc(nv, sizeof *h->cdev_cls);
@@ -442,6 +448,17 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
 
 /* ---- a run ---------------------------------------------------------------------------------- */
 
+/* Node n is in no If branch, or in the branches taken (their conditions were computed on the
+ * host: a device run refuses guarded nodes at load). */
+static int guard_holds(const ft_eager *h, const ft_node *n) {
+  for (int k = 0; k < n->n_guard; k++) {
+    const ft_tensor *t = &h->g->vals[ft_guard_value(n->guard[k])].t;
+    int truth = t->data && *(const unsigned char *)t->data;
+    if (truth == ft_guard_negated(n->guard[k])) return 0;
+  }
+  return 1;
+}
+
 int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, ft_err *e) {
   int64_t t_run = h->profiling ? now_ns() : 0;
   ft_graph *g = h->g;
@@ -461,8 +478,12 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
   for (int i = 0; i < g->n_nodes && !rc; i++) {
     const ft_node *n = &g->nodes[i];
     int64_t t_node = h->profiling ? now_ns() : 0;
-    rc = run_node(h, i, e);
+    if (guard_holds(h, n)) rc = run_node(h, i, e); /* else a branch not taken: nothing to run */
     if (rc) break;
+    for (int k = 0; k < n->n_guard; k++) {
+      int v = ft_guard_value(n->guard[k]);
+      if (g->vals[v].kind == FT_V_ACT && --h->uses_left[v] == 0) release(h, v);
+    }
     /* each input read for the last time, and each output nobody reads, is released now */
     for (int k = 0; k < n->n_in; k++) {
       int v = n->in[k];

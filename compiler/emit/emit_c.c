@@ -189,13 +189,38 @@ static void write_call(FILE *c, const ft_graph *g, const ft_memplan *mp, const f
   else fprintf(c, "NULL);\n");
 }
 
+/* The `if` blocks around the calls of If branches whose condition is computed at run time: the
+ * blocks open[0..*n_open) are open; close those node n's guard does not share, open the rest of
+ * it. A condition is a bool scalar the program computed (or an input). */
+static void write_guards(FILE *c, const ft_graph *g, const ft_memplan *mp, const ft_node *n, int *open, int *n_open) {
+  int common = 0;
+  while (common < *n_open && common < n->n_guard && open[common] == n->guard[common]) common++;
+  for (; *n_open > common; (*n_open)--) fprintf(c, "%*s}\n", 2 * *n_open, "");
+  for (; *n_open < n->n_guard; (*n_open)++) {
+    int entry = n->guard[*n_open], v = ft_guard_value(entry);
+    char buf[256];
+    ptr_expr(buf, sizeof buf, mp, v, 1);
+    fprintf(c, "%*sif (%s*(const unsigned char *)%s) { /* ", 2 * *n_open + 2, "", ft_guard_negated(entry) ? "!" : "", buf);
+    ft_emit_comment(c, g->vals[v].name);
+    fprintf(c, " */\n");
+    open[*n_open] = entry;
+  }
+}
+
 /* ftp_calls: every kernel call in order, then the outputs no kernel wrote (constants, inputs,
  * repeated outputs) copied. */
 static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp) {
   fprintf(c, "static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
              "                      void *const *outputs) {\n  (void)arena; (void)weights; (void)inputs;\n");
-  for (int s = 0; s < lw->n; s++)
-    if (lw->calls[s].entry) write_call(c, g, mp, lw, s);
+  int *open = malloc(sizeof(int) * (size_t)(g->n_vals + 1)), n_open = 0;
+  static const ft_node unguarded;
+  for (int s = 0; s < lw->n; s++) {
+    if (!lw->calls[s].entry) continue;
+    write_guards(c, g, mp, &g->nodes[lw->order[s]], open, &n_open);
+    write_call(c, g, mp, lw, s);
+  }
+  write_guards(c, g, mp, &unguarded, open, &n_open);
+  free(open);
   char buf[256];
   for (int i = 0; i < g->n_outputs; i++) {
     int v = g->outputs[i];

@@ -62,6 +62,33 @@ static void count_uses(ft_graph *g, int *n_uses) {
   for (int i = 0; i < g->n_outputs; i++) n_uses[g->outputs[i]]++;
 }
 
+static int same_guard(const ft_node *a, const ft_node *b) {
+  return a->n_guard == b->n_guard && !memcmp(a->guard, b->guard, sizeof(int) * (size_t)a->n_guard);
+}
+
+/* Run pass p on each region of the graph by itself: the nodes outside an If's branches, then
+ * each branch's (ft_node.guard). The nodes of other regions are hidden (dead = 2) while it runs,
+ * so no pattern takes nodes from both sides of an `if`; uses are counted over all of them. */
+static int run_by_region(ft_fuse_ctx *c, const ft_fuse_pass *p) {
+  ft_graph *g = c->g;
+  int rc = 0;
+  for (int r = 0; r < g->n_nodes && !rc; r++) {
+    int first = !g->nodes[r].dead;
+    for (int j = 0; j < r && first; j++) first = g->nodes[j].dead || !same_guard(&g->nodes[j], &g->nodes[r]);
+    if (!first && r) continue; /* region done with its first node (node 0 stands for the unguarded one) */
+    c->n_uses = realloc(c->n_uses, sizeof(int) * (size_t)(g->n_vals + 1));
+    count_uses(g, c->n_uses);
+    int hidden = 0;
+    for (int j = 0; j < g->n_nodes; j++)
+      if (!g->nodes[j].dead && !same_guard(&g->nodes[j], &g->nodes[r])) g->nodes[j].dead = 2, hidden++;
+    rc = p->run(c);
+    for (int j = 0; j < g->n_nodes && hidden; j++)
+      if (g->nodes[j].dead == 2) g->nodes[j].dead = 0;
+    if (!hidden) break; /* one region: the whole graph */
+  }
+  return rc;
+}
+
 int ft_fuse(ft_graph *g, const ft_fuse_opts *o, ft_err *e) {
   /* every --no-fuse name must be a pass: a typo must not silently leave a pass on */
   if (o->disabled) {
@@ -81,11 +108,9 @@ int ft_fuse(ft_graph *g, const ft_fuse_opts *o, ft_err *e) {
       if (o->report) fprintf(o->report, "  fuse %-14s off\n", p->name);
       continue;
     }
-    c.n_uses = realloc(c.n_uses, sizeof(int) * (size_t)(g->n_vals + 1));
-    count_uses(g, c.n_uses);
     c.matches = 0;
     c.n_notes = 0;
-    int rc = p->run(&c);
+    int rc = run_by_region(&c, p);
     if (rc) { free(c.n_uses); return rc; }
     if (o->report) {
       fprintf(o->report, "  fuse %-14s %4d match%s\n", p->name, c.matches, c.matches == 1 ? "" : "es");

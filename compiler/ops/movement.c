@@ -235,6 +235,40 @@ static int concat_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ftax.Stack (axis): equal-shaped inputs stacked along a new dim `axis` (0..rank), what Loop's and
+ * Scan's scan outputs are once unrolled (compiler/passes/loop.c); Concat's kernel, each input one
+ * block of the new dim. */
+static int stack_infer(ft_opctx *c) {
+  if (c->n_in < 1 || need_inputs(c, c->n_in)) return c->err->code ? c->err->code : ft_infer_fail(c, FT_EINVALID, "has no inputs");
+  const ft_tensor *x0 = c->in[0];
+  int64_t axis = ft_attr_int(c->node, "axis", 0);
+  if (axis < 0) axis += x0->rank + 1; /* counted from the end of the stacked shape, as Concat's */
+  if (axis < 0 || axis > x0->rank || x0->rank >= FT_MAX_RANK)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "axis %lld for inputs of rank %d", (long long)axis, x0->rank);
+  for (int i = 1; i < c->n_in; i++) {
+    int same = c->in[i]->dtype == x0->dtype && c->in[i]->rank == x0->rank;
+    for (int d = 0; same && d < x0->rank; d++) same = c->in[i]->dims[d] == x0->dims[d];
+    if (!same) return ft_infer_fail(c, FT_EUNSUPPORTED, "input %d differs from input 0 in shape or type (a scan output whose shape changes from one iteration to the next)", i);
+  }
+  ft_tensor *y = c->out[0];
+  y->dtype = x0->dtype;
+  y->rank = x0->rank + 1;
+  for (int d = 0, s = 0; d < y->rank; d++) y->dims[d] = d == axis ? c->n_in : x0->dims[s++];
+  return 0;
+}
+
+static int stack_plan(ft_opctx *c, ft_kcall *k) {
+  int axis = (int)ft_attr_int(c->node, "axis", 0);
+  if (axis < 0) axis += c->in[0]->rank + 1;
+  size_t es = ft_dtype_size(c->in[0]->dtype);
+  k->entry = concat_k;
+  k->p[0] = c->n_in;
+  k->p[1] = prod(c->in[0]->dims, 0, axis);
+  for (int i = 0; i < c->n_in; i++) k->p[2 + i] = prod(c->in[0]->dims, axis, c->in[0]->rank) * (int64_t)es;
+  k->np = 2 + c->n_in;
+  return 0;
+}
+
 /* Split sizes along the axis: from the attribute (before opset 13), input 1 (13+), or equal
  * parts (num_outputs at opset 18, else one per output; the last part may be smaller). */
 static int split_sizes(ft_opctx *c, int *axis, int64_t *sizes) {
@@ -792,4 +826,5 @@ const ft_opdesc ft_ops_movement[] = {
     {"Cast", "", cast_infer, cast_plan, "cast", FT_OP_INPLACE | FT_OP_PAT(FT_PAT_ELEMWISE)},
     {"CastLike", "", cast_infer, cast_plan, "cast", FT_OP_INPLACE | FT_OP_PAT(FT_PAT_ELEMWISE)},
     {"Where", "", where_infer, where_plan, "where", FT_OP_INPLACE | FT_OP_PAT(FT_PAT_BROADCAST)},
+    {"Stack", "ftax", stack_infer, stack_plan, "movement", 0},
     {0}};

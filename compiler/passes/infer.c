@@ -83,14 +83,33 @@ static void drop_computed_data(ft_graph *g) {
   }
 }
 
+/* The message of error rc names the model file, unless it does already. */
+static int name_model(const ft_graph *g, ft_err *e, int rc) {
+  if (!strstr(e->msg, g->path)) {
+    char tmp[sizeof e->msg];
+    snprintf(tmp, sizeof tmp, "%.500s: %.1500s", g->path, e->msg);
+    memcpy(e->msg, tmp, sizeof tmp);
+  }
+  return rc;
+}
+
+/* If, Loop and Scan become the nodes they run, to be inferred next (passes.h). */
+static int expand_control(ft_graph *g, int i, ft_err *e) {
+  const char *op = g->nodes[i].op_type;
+  if (!strcmp(op, "If")) return ft_expand_if(g, i, e);
+  if (!strcmp(op, "Loop")) return ft_expand_loop(g, i, e);
+  return ft_expand_scan(g, i, e);
+}
+
 int ft_infer(ft_graph *g, int mode, ft_err *e) {
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
     if (n->dead) continue;
     if (n->op->flags & FT_OP_CONTROL) {
-      int taken, rc = ft_take_branch(g, i, &taken, e);
-      if (rc) return rc;
-      if (taken) { i--; continue; } /* the branch's first node is node i now */
+      int rc = expand_control(g, i, e);
+      if (rc) return name_model(g, e, rc);
+      i--; /* the first node of what replaced it is node i now */
+      continue;
     }
     ft_opctx c;
     ft_opctx_init(&c, g, i, e);
@@ -109,14 +128,7 @@ int ft_infer(ft_graph *g, int mode, ft_err *e) {
       c.out[j]->rank = 0;
     }
     int rc = n->op->infer(&c);
-    if (rc) {
-      if (!strstr(e->msg, g->path)) {
-        char tmp[sizeof e->msg];
-        snprintf(tmp, sizeof tmp, "%.500s: %.1500s", g->path, e->msg);
-        memcpy(e->msg, tmp, sizeof tmp);
-      }
-      return rc;
-    }
+    if (rc) return name_model(g, e, rc);
     rc = check_outputs(g, i, e);
     if (rc) return rc;
     int produced_data = 1;

@@ -5,7 +5,13 @@
  * in-place op may write over an input that dies at that node (any input of its size, or only
  * the one its descriptor names: FT_OP_INPLACE_ONLY). Each arena block gets a
  * lifetime [first def, last use] in execution order and is placed largest first at the lowest
- * offset that is free across its lifetime; offsets are 64-byte aligned. */
+ * offset that is free across its lifetime; offsets are 64-byte aligned.
+ *
+ * The nodes of an If's branches (guarded, compiler/passes/branch.c) are planned like any others,
+ * in their one order: then_branch, else_branch, the merge. Only one branch runs, so lifetimes in
+ * that order are conservative: a value of one branch may share bytes with the other's, and an
+ * in-place write in a branch only reuses a value that no later node reads, whichever ran. A
+ * condition lives until the last node it guards. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +79,7 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     const ft_node *n = &g->nodes[lw->order[s]];
     for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
+    for (int k = 0; k < n->n_guard; k++) last[ft_guard_value(n->guard[k])] = s; /* the `if` reads it */
   }
   for (int v = 0; v < nv; v++) if (last[v] < def[v]) last[v] = def[v];
 

@@ -65,6 +65,12 @@ static int find_twins(const ft_graph *g, ft_lowered *lw, int fp16, ft_cuda_libs 
     ft_twin_call t;
     char why[128];
     k->scratch = 0; /* the twins need no scratch in the arena */
+    if (g->nodes[lw->order[s]].n_guard) { /* the program would branch on a value on the device */
+      note_missing(&ms, k->entry, "under an If condition computed at run time; the CUDA target does not branch "
+                   "(compile for the CPU, or --bind what it depends on)",
+                   lw->order[s]);
+      continue;
+    }
     if (ft_cuda_twin(k, fp16, &t, why, sizeof why)) {
       note_missing(&ms, k->entry, why, lw->order[s]);
       continue;

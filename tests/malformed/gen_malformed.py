@@ -568,11 +568,32 @@ def gen_invalid(g):
     add("if_no_branch_graph", mk([node("If", ["c"], ["y"], "if_node", then_branch=ok_b)],
                                  [vi("x", F, [2, 3])], [vi("y", F, None)], cond_true),
         has=["if_node", "else_branch"], note="If without its else_branch")
-    add("if_runtime_condition", mk([node("ReduceSum", ["x"], ["sx"], "sum", keepdims=0),
-                                    node("Greater", ["sx", "zero"], ["c"], "positive"),
-                                    node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
-                                   [vi("x", F, [2, 3])], [vi("y", F, None)], [init("zero", np.array(0, np.float32))]),
-        expect=(3,), has=["if_node", "known at compile time"], note="a condition computed from data: unsupported")
+    # a condition computed from data: both branches are planned, their outputs must agree
+    runtime_c = [node("ReduceSum", ["x"], ["sx"], "sum", keepdims=0), node("Greater", ["sx", "zero"], ["c"], "positive")]
+    zero = [init("zero", np.array(0, np.float32))]
+    add("if_runtime_condition", mk(runtime_c + [node("If", ["c"], ["y"], "if_node", then_branch=ok_b, else_branch=ok_b)],
+                                   [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
+        expect=(0,), note="a condition computed from data: an if in the program")
+    flat_b = branch([node("Flatten", ["x"], ["fx"], "flat_b", axis=0)], ["fx"])
+    add("if_branch_shapes_differ", mk(runtime_c + [node("If", ["c"], ["y"], "if_node\n*/", then_branch=ok_b,
+                                                        else_branch=flat_b)],
+                                      [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
+        expect=(3,), has=["if_node\\x0a*/", "2x3", "1x6", "then_branch", "one shape"],
+        note="run-time If whose branches give [2, 3] and [1, 6]: named, unsupported")
+    # Loop: unrolled; a trip count computed at run time names the input to bind
+    def body(nodes, ins, outs, inits=()):
+        return helper.make_graph(nodes, "body", ins, outs, list(inits))
+    step = body([node("Identity", ["ci"], ["co"], "keep"), node("Neg", ["v"], ["vo"], "neg_v")],
+                [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    add("loop_runtime_trips", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
+                                 [vi("x", F, [2, 3]), vi("n", I64, [])], [vi("y", F, None)]),
+        expect=(3,), has=["loop_node", "trip count", "--bind n="], note="trip count from an input: bind it")
+    add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=step)],
+                             [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
+        expect=(3,), has=["loop_node", "condition", "bound"], note="no trip count, a run-time condition: no bound")
+    add("loop_too_long", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
+                            [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1 << 40, np.int64))]),
+        expect=(3,), has=["loop_node", "1099511627776 iterations", "unrolls"], note="2^40 iterations: over the limit")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")

@@ -1,0 +1,338 @@
+/* Part of the inference sweep (infer.c): Loop and Scan are unrolled, their body inlined once per
+ * iteration (subgraph.c), so every later stage sees straight-line code with known shapes.
+ *
+ * Loop goes one iteration at a time: node i becomes the body of iteration k followed by the
+ * Loop again for the iterations after it (attribute ftax_iter: iterations done; the scan outputs
+ * of the iterations done ride along as extra inputs). The sweep infers and folds iteration k
+ * before it comes back to the Loop, so the condition the body computes is known by then when it
+ * is a constant. It stops when the trip count is reached or the condition is false; the scan
+ * outputs are then the iterations' values stacked (ftax.Stack). A condition computed at run time
+ * guards the iterations from there on: iteration k runs when cond_k holds (ft_node.guard, as an
+ * If's branch), and IfMerge carries either what it computed or what it received into iteration
+ * k+1, cond_{k+1} = cond_k ? body's cond : false included. Such a loop needs a trip count known at
+ * compile time (the bound of the unrolling), and no scan outputs (their length would be known only
+ * at run time).
+ *
+ * Scan unrolls at once: its length is the scan inputs' dim along their axis, known from their
+ * shapes; iteration t reads element t of each scan input (Gather), or element L-1-t for a
+ * reverse direction, and the scan outputs are stacked along their axes, in reverse for a reverse
+ * direction.
+ *
+ * Unrolling has limits (FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES): a loop past them is refused as
+ * unsupported, as is a trip count computed at run time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h" /* ft_node_set_int */
+#include "subgraph.h"
+
+#define FT_UNROLL_MAX_ITERS 1024
+#define FT_UNROLL_MAX_NODES 50000
+#define FT_STACK_GROUP 60 /* inputs of one Stack node (an op context takes FT_MAX_IO) */
+
+/* The graph attribute `name` of node i. */
+static int body_graph(const ft_graph *g, int i, const char *name, const ft_graph **b, ft_err *e) {
+  const ft_attr *a = ft_attr_find(&g->nodes[i], name);
+  *b = a ? a->g : NULL;
+  return *b ? 0 : ft_fail(e, FT_EINVALID, "%s: %s has no graph attribute '%s'", g->path, ft_node_label(g, i), name);
+}
+
+/* A new int64 or bool scalar constant. */
+static int add_scalar(ft_graph *g, int i, const char *what, int dtype, int64_t x) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, what);
+  int v = ft_add_unique_value(g, name, NULL);
+  ft_value *val = &g->vals[v];
+  val->kind = FT_V_CONST;
+  val->shape_known = 1;
+  val->t.dtype = dtype;
+  val->t.rank = 0;
+  val->t.data = calloc(1, 8);
+  if (dtype == FT_BOOL) *(uint8_t *)val->t.data = x != 0;
+  else *(int64_t *)val->t.data = x;
+  return v;
+}
+
+/* A new activation named after value `like`. */
+static int add_value_like(ft_graph *g, int like, const char *tag) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.1000s", g->vals[like].name);
+  return ft_add_unique_value(g, name, tag);
+}
+
+/* One node in place of node i (guarded as it is): op(ins) -> out. */
+static ft_node *add_op(ft_graph *g, int i, const char *op, const char *domain, const int *ins, int n_in, int out) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, op);
+  ft_node *n = ft_add_node_like(g, i, name, op, domain, n_in, 1);
+  for (int k = 0; k < n_in; k++) n->in[k] = ins[k];
+  n->out[0] = out;
+  return n;
+}
+
+/* out = the n pieces stacked along a new dim `axis`: one Stack, or Stacks of groups and a Concat. */
+static int stack_into(ft_graph *g, int i, const int *pieces, int n, int64_t axis, int out, ft_err *e) {
+  if (n <= FT_STACK_GROUP) {
+    ft_node_set_int(add_op(g, i, "Stack", "ftax", pieces, n, out), "axis", axis);
+    return 0;
+  }
+  int groups = (n + FT_STACK_GROUP - 1) / FT_STACK_GROUP, parts[FT_STACK_GROUP];
+  if (groups > FT_STACK_GROUP)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: more than %d iterations give scan outputs", g->path, ft_node_label(g, i),
+                   FT_STACK_GROUP * FT_STACK_GROUP);
+  for (int k = 0; k < groups; k++) {
+    char tag[32];
+    snprintf(tag, sizeof tag, "part%d", k);
+    parts[k] = add_value_like(g, out, tag);
+    int m = n - k * FT_STACK_GROUP < FT_STACK_GROUP ? n - k * FT_STACK_GROUP : FT_STACK_GROUP;
+    ft_node_set_int(add_op(g, i, "Stack", "ftax", pieces + k * FT_STACK_GROUP, m, parts[k]), "axis", axis);
+  }
+  ft_node_set_int(add_op(g, i, "Concat", "", parts, groups, out), "axis", axis);
+  return 0;
+}
+
+static int too_long(const ft_graph *g, int i, int64_t iters, const ft_graph *b, ft_err *e) {
+  if (iters <= FT_UNROLL_MAX_ITERS && iters * (b->n_nodes + 2) <= FT_UNROLL_MAX_NODES) return 0;
+  return ft_fail(e, FT_EUNSUPPORTED,
+                 "%s: %s runs %lld iterations of %d nodes; ftax unrolls loops and stops at %d iterations or %d nodes",
+                 g->path, ft_node_label(g, i), (long long)iters, b->n_nodes, FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES);
+}
+
+/* ---- Loop ------------------------------------------------------------------------------------ */
+
+typedef struct loop_shape {
+  const ft_graph *body;
+  int n_v, n_scan; /* loop-carried values, scan outputs */
+  int64_t done;    /* iterations unrolled before node i */
+} loop_shape;
+
+static int loop_shape_of(const ft_graph *g, int i, loop_shape *s, ft_err *e) {
+  int rc = body_graph(g, i, "body", &s->body, e);
+  if (rc) return rc;
+  const ft_node *n = &g->nodes[i];
+  s->n_v = s->body->n_inputs - 2;
+  s->n_scan = s->body->n_outputs - 1 - s->n_v;
+  s->done = ft_attr_int(n, "ftax_iter", 0);
+  if (s->n_v < 0 || s->n_scan < 0 || n->n_out != s->n_v + s->n_scan ||
+      n->n_in != 2 + s->n_v + s->done * s->n_scan)
+    return ft_fail(e, FT_EINVALID,
+                   "%s: %s: its body takes %d inputs and gives %d outputs, which does not fit the node's %d inputs and %d outputs",
+                   g->path, ft_node_label(g, i), s->body->n_inputs, s->body->n_outputs, n->n_in, n->n_out);
+  return 0;
+}
+
+/* The Loop again after iteration done: trip count, cond, v, the scan pieces so far. */
+static void add_rest(ft_graph *g, int i, const loop_shape *s, int cond, const int *v, const int *new_pieces) {
+  int old = (int)(s->done * s->n_scan);
+  int n_in = 2 + s->n_v + old + s->n_scan;
+  ft_node *r = ft_add_node_like(g, i, g->nodes[i].name, "Loop", "", n_in, s->n_v + s->n_scan);
+  const ft_node *n = &g->nodes[i];
+  r->in[0] = n->in[0];
+  r->in[1] = cond;
+  for (int j = 0; j < s->n_v; j++) r->in[2 + j] = v[j];
+  for (int j = 0; j < old; j++) r->in[2 + s->n_v + j] = n->in[2 + s->n_v + j];
+  for (int j = 0; j < s->n_scan; j++) r->in[2 + s->n_v + old + j] = new_pieces[j];
+  memcpy(r->out, n->out, sizeof(int) * (size_t)n->n_out);
+  r->attrs = calloc((size_t)n->n_attrs + 1, sizeof(ft_attr));
+  for (int a = 0; a < n->n_attrs; a++)
+    if (strcmp(n->attrs[a].name, "ftax_iter")) ft_attr_copy(&r->attrs[r->n_attrs++], &n->attrs[a]);
+  ft_node_set_int(r, "ftax_iter", s->done + 1);
+  r->n_outer = n->n_outer;
+  r->outer = malloc(sizeof(int) * (size_t)(n->n_outer + 1));
+  memcpy(r->outer, n->outer, sizeof(int) * (size_t)n->n_outer);
+}
+
+/* Iteration `done` of Loop node i, then the Loop for the rest; guarded: cond is computed at run
+ * time and guards the iteration. */
+static int unroll_one(ft_graph *g, int i, const loop_shape *s, int guarded, ft_err *e) {
+  int from = g->n_nodes, cond = g->nodes[i].n_in > 1 ? g->nodes[i].in[1] : -1;
+  char tag[32], what[48];
+  snprintf(tag, sizeof tag, "iter%lld", (long long)s->done);
+  snprintf(what, sizeof what, "iter%lld_number", (long long)s->done);
+  int nb = s->body->n_inputs, no = s->body->n_outputs;
+  int *binds = malloc(sizeof(int) * (size_t)(nb + 2 * no + 1)), *outs = binds + nb, *v = outs + no;
+  binds[0] = add_scalar(g, i, what, FT_INT64, s->done);
+  binds[1] = cond >= 0 ? cond : add_scalar(g, i, "true", FT_BOOL, 1);
+  for (int j = 0; j < s->n_v; j++) binds[2 + j] = g->nodes[i].in[2 + j];
+  int n_guard = g->nodes[i].n_guard;
+  int *guard = malloc(sizeof(int) * (size_t)(n_guard + 1));
+  memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+  if (guarded) guard[n_guard++] = FT_GUARD(cond, 0);
+  int rc = ft_inline_subgraph(g, i, s->body, "body", binds, tag, guard, n_guard, outs, e);
+  free(guard);
+  if (!rc) {
+    int next = outs[0];
+    for (int j = 0; j < s->n_v; j++) v[j] = outs[1 + j];
+    if (guarded) { /* what the next iteration gets: this one's results if it ran, else what it got */
+      for (int j = 0; j < s->n_v; j++) {
+        int m = add_value_like(g, binds[2 + j], tag), ins[3] = {cond, outs[1 + j], binds[2 + j]};
+        add_op(g, i, "IfMerge", "ftax", ins, 3, m);
+        v[j] = m;
+      }
+      int ins[3] = {cond, outs[0], cond};
+      next = add_value_like(g, cond, tag);
+      add_op(g, i, "IfMerge", "ftax", ins, 3, next);
+    }
+    add_rest(g, i, s, next, v, outs + 1 + s->n_v);
+    ft_replace_node(g, i, from);
+  }
+  free(binds);
+  return rc;
+}
+
+/* The loop is over: the carried values are its outputs, the scan pieces stacked. */
+static int finish_loop(ft_graph *g, int i, const loop_shape *s, ft_err *e) {
+  int from = g->n_nodes, rc = 0;
+  for (int j = 0; j < s->n_v; j++) {
+    int out = g->nodes[i].out[j], in = g->nodes[i].in[2 + j];
+    if (out >= 0) add_op(g, i, "Identity", "", &in, 1, out);
+  }
+  int *pieces = malloc(sizeof(int) * (size_t)(s->done + 1));
+  for (int k = 0; k < s->n_scan && !rc; k++) {
+    int out = g->nodes[i].out[s->n_v + k];
+    if (out < 0) continue;
+    if (!s->done) {
+      rc = ft_fail(e, FT_EUNSUPPORTED, "%s: %s runs no iteration, so its scan output '%s' has no element to take a shape from",
+                   g->path, ft_node_label(g, i), g->vals[out].name);
+      break;
+    }
+    for (int64_t t = 0; t < s->done; t++) pieces[t] = g->nodes[i].in[2 + s->n_v + t * s->n_scan + k];
+    rc = stack_into(g, i, pieces, (int)s->done, 0, out, e);
+  }
+  free(pieces);
+  if (!rc) ft_replace_node(g, i, from);
+  return rc;
+}
+
+int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
+  loop_shape s = {0};
+  int rc = loop_shape_of(g, i, &s, e);
+  if (rc) return rc;
+  const ft_node *n = &g->nodes[i];
+  int64_t trips = -1;
+  ft_opctx c; /* for ft_need_const's message: which graph input to bind */
+  ft_opctx_init(&c, g, i, e);
+  if (n->in[0] >= 0) {
+    const ft_tensor *t = &g->vals[n->in[0]].t;
+    if (!t->data) return ft_need_const(&c, 0, "the trip count; ftax unrolls Loop and needs it known at compile time");
+    trips = ft_numel(t) == 1 ? ft_const_int(t, 0) : -1;
+    if (trips < 0) trips = 0; /* a negative count runs nothing, as in ONNX Runtime */
+  }
+  int cond = n->n_in > 1 ? n->in[1] : -1, truth = 1;
+  if (cond >= 0) truth = g->vals[cond].t.data ? ft_const_int(&g->vals[cond].t, 0) != 0 : -1;
+  if ((trips >= 0 && s.done >= trips) || truth == 0) return finish_loop(g, i, &s, e);
+  if (truth < 0 && trips < 0)
+    return ft_need_const(&c, 1, "the condition of a Loop without a trip count; ftax unrolls Loop and needs a bound");
+  if (truth < 0 && s.n_scan)
+    return ft_need_const(&c, 1, "the condition, which decides how long the scan outputs are; ftax plans their size "
+                                "at compile time");
+  if (truth < 0 && (rc = ft_check_condition(g, i, cond, e))) return rc;
+  if ((rc = too_long(g, i, trips >= 0 ? trips : s.done + 1, s.body, e))) return rc;
+  return unroll_one(g, i, &s, truth < 0, e);
+}
+
+/* ---- Scan ------------------------------------------------------------------------------------ */
+
+typedef struct scan_shape {
+  const ft_graph *body;
+  int n_state, n_in, n_out; /* states, scan inputs, scan outputs */
+  int64_t len;
+} scan_shape;
+
+/* Attribute `name`[k], 0 when absent. */
+static int64_t attr_at(const ft_node *n, const char *name, int k) {
+  const int64_t *a;
+  int m = ft_attr_ints(n, name, &a);
+  return k < m ? a[k] : 0;
+}
+
+static int scan_shape_of(const ft_graph *g, int i, scan_shape *s, ft_err *e) {
+  const ft_node *n = &g->nodes[i];
+  if (g->opset < 9)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: Scan before opset 9 (batched, with sequence_lens) is not supported",
+                   g->path, ft_node_label(g, i));
+  int rc = body_graph(g, i, "body", &s->body, e);
+  if (rc) return rc;
+  s->n_in = (int)ft_attr_int(n, "num_scan_inputs", 0);
+  s->n_state = n->n_in - s->n_in;
+  s->n_out = s->body->n_outputs - s->n_state;
+  if (s->n_in < 1 || s->n_state < 0 || s->n_out < 0 || s->body->n_inputs != n->n_in || n->n_out != s->body->n_outputs)
+    return ft_fail(e, FT_EINVALID, "%s: %s: num_scan_inputs %d and its body's %d inputs and %d outputs do not fit the node",
+                   g->path, ft_node_label(g, i), s->n_in, s->body->n_inputs, s->body->n_outputs);
+  s->len = -1;
+  for (int j = 0; j < s->n_in; j++) {
+    const ft_tensor *x = &g->vals[n->in[s->n_state + j]].t;
+    int64_t axis = attr_at(n, "scan_input_axes", j);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank)
+      return ft_fail(e, FT_EINVALID, "%s: %s: scan input %d has rank %d, no axis %lld", g->path, ft_node_label(g, i), j,
+                     x->rank, (long long)attr_at(n, "scan_input_axes", j));
+    if (s->len >= 0 && x->dims[axis] != s->len)
+      return ft_fail(e, FT_EINVALID, "%s: %s: scan inputs of lengths %lld and %lld", g->path, ft_node_label(g, i),
+                     (long long)s->len, (long long)x->dims[axis]);
+    s->len = x->dims[axis];
+  }
+  if (s->len < 1 && s->n_out)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s scans no element, so its scan outputs have no element to take a shape from",
+                   g->path, ft_node_label(g, i));
+  return too_long(g, i, s->len, s->body, e);
+}
+
+/* binds[n_state + j] = element t of scan input j (from the end for a reverse direction). */
+static void scan_elements(ft_graph *g, int i, const scan_shape *s, int64_t t, int *binds) {
+  for (int j = 0; j < s->n_in; j++) {
+    int x = g->nodes[i].in[s->n_state + j];
+    int64_t at = attr_at(&g->nodes[i], "scan_input_directions", j) ? s->len - 1 - t : t;
+    char what[48];
+    snprintf(what, sizeof what, "element%lld", (long long)at);
+    int ins[2] = {x, add_scalar(g, i, what, FT_INT64, at)};
+    binds[s->n_state + j] = add_value_like(g, x, what);
+    ft_node_set_int(add_op(g, i, "Gather", "", ins, 2, binds[s->n_state + j]), "axis",
+                    attr_at(&g->nodes[i], "scan_input_axes", j));
+  }
+}
+
+/* Scan output k of the iterations' pieces (piece t of iteration t), stacked. */
+static int scan_output(ft_graph *g, int i, const scan_shape *s, const int *pieces, int k, ft_err *e) {
+  int out = g->nodes[i].out[s->n_state + k];
+  if (out < 0) return 0;
+  int *order = malloc(sizeof(int) * (size_t)(s->len + 1));
+  int reverse = attr_at(&g->nodes[i], "scan_output_directions", k) != 0;
+  for (int64_t t = 0; t < s->len; t++) order[t] = pieces[(reverse ? s->len - 1 - t : t) * s->n_out + k];
+  int rc = stack_into(g, i, order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
+  free(order);
+  return rc;
+}
+
+int ft_expand_scan(ft_graph *g, int i, ft_err *e) {
+  scan_shape s = {0};
+  int rc = scan_shape_of(g, i, &s, e);
+  if (rc) return rc;
+  int from = g->n_nodes, nb = s.body->n_inputs;
+  int *binds = malloc(sizeof(int) * (size_t)(nb + s.body->n_outputs + s.len * s.n_out + 1));
+  int *outs = binds + nb, *pieces = outs + s.body->n_outputs;
+  for (int j = 0; j < s.n_state; j++) binds[j] = g->nodes[i].in[j];
+  const int *guard = NULL; /* the body runs whenever the Scan does: node i's guard */
+  for (int64_t t = 0; t < s.len && !rc; t++) {
+    char tag[32];
+    snprintf(tag, sizeof tag, "iter%lld", (long long)t);
+    scan_elements(g, i, &s, t, binds);
+    int n_guard = g->nodes[i].n_guard;
+    int *gcopy = malloc(sizeof(int) * (size_t)(n_guard + 1));
+    memcpy(gcopy, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+    guard = gcopy;
+    rc = ft_inline_subgraph(g, i, s.body, "body", binds, tag, guard, n_guard, outs, e);
+    free(gcopy);
+    for (int j = 0; j < s.n_state; j++) binds[j] = outs[j];
+    for (int k = 0; k < s.n_out; k++) pieces[t * s.n_out + k] = outs[s.n_state + k];
+  }
+  for (int j = 0; j < s.n_state && !rc; j++) {
+    int out = g->nodes[i].out[j];
+    if (out >= 0) add_op(g, i, "Identity", "", &binds[j], 1, out);
+  }
+  for (int k = 0; k < s.n_out && !rc; k++) rc = scan_output(g, i, &s, pieces, k, e);
+  free(binds);
+  if (!rc) ft_replace_node(g, i, from);
+  return rc;
+}
