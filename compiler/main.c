@@ -251,12 +251,13 @@ static void make_parent_dirs(const char *path) {
 static void report_sizes(const options *o, const ft_memplan *mp, const char *wpath, const char *obj, const char *why) {
   struct stat st;
   if (stat(wpath, &st) == 0)
-    fprintf(stderr, "  weights file %lld bytes (%s: the weights and a header)\n", (long long)st.st_size, wpath);
+    fprintf(stderr, "  weights file %lld bytes (the weights and a header)\n", (long long)st.st_size);
   ft_elf_sizes s;
   if (obj && ft_elf_sizes_read(obj, &s)) { obj = NULL; why = "the compiled object is not an ELF file"; }
+  if (obj && s.code == 0) { obj = NULL; why = "the object holds no machine code: -flto?"; }
   if (!obj) { fprintf(stderr, "  code         not known (%s)\n", why); return; }
   unsigned long long flash = s.code + s.rodata + s.data + (o->embed_weights ? 0 : mp->weight_bytes);
-  fprintf(stderr, "  code         %llu bytes (.text of the compiled program without libc: kernels, calls, command-line main)\n",
+  fprintf(stderr, "  code         %llu bytes (.text of OUT.c's object: kernels, calls, command-line main; libc not counted)\n",
           (unsigned long long)s.code);
   fprintf(stderr, "  const data   %llu bytes (.rodata%s)\n", (unsigned long long)s.rodata, o->embed_weights ? ", the weights included" : "");
   fprintf(stderr, "  static data  %llu bytes (.data %llu, .bss %llu)\n", (unsigned long long)(s.data + s.bss),

@@ -26,10 +26,10 @@ for v in wfile weights arena code const flash ram static data; do
 done
 [ "$wfile" -eq "$(wc -c <"$out.weights")" ] || fail "weights file $wfile is not the size of $out.weights"
 [ "$weights" -eq $((wfile - 64)) ] || fail "weights $weights is not the file's $wfile less its 64-byte header"
-up=$(basename "$out" | tr 'a-z' 'A-Z')
+up=$(basename "$out" | tr '[:lower:]' '[:upper:]')
 grep -q "define ${up}_WEIGHT_BYTES ${weights}u" "$out.h" || fail "weights $weights is not ${up}_WEIGHT_BYTES"
 grep -q "define ${up}_ARENA_BYTES ${arena}u" "$out.h" || fail "arena $arena is not ${up}_ARENA_BYTES"
-[ "$code" -gt 0 ] && [ "$code" -lt "$(wc -c <"$out")" ] || fail "code $code not in (0, the program's size)"
+if [ "$code" -le 0 ] || [ "$code" -ge "$(wc -c <"$out")" ]; then fail "code $code not in (0, the program's size)"; fi
 [ "$flash" -eq $((code + const + data + weights)) ] || fail "flash $flash is not code + const data + .data + weights"
 [ "$ram" -eq $((arena + static)) ] || fail "RAM $ram is not arena + static data"
 target=$(grep '^  target ' "$work/log")
