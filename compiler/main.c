@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cc_target.h"
 #include "load.h"
 #include "pipeline.h"
 #include "sha256.h"
@@ -38,12 +39,14 @@ static void usage(FILE *f) {
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
-          "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound\n"
+          "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound,\n"
+          "                     and the sizes for flash and RAM: code (the compiled object's .text), weights, arena\n"
           "  --no-fuse[=A,B]    turn off every fusion, or the named ones\n"
           "  --emit-only        write the sources and weights, do not run the C compiler\n"
           "  --embed-weights    build the weights into the binary (no OUT.weights needed at run time)\n"
           "  --cc CC            C compiler (default: $CC or cc)\n"
-          "  --cflags FLAGS     compiler flags (default: -O3 -march=native -pthread)\n"
+          "  --cflags FLAGS     compiler flags (default: -O3 -march=native -pthread; for a cross compiler,\n"
+          "                     one whose CC -dumpmachine names another architecture: -O3 -pthread)\n"
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
           "  --freestanding     a library for bare metal: OUT.c needs no libc beyond memcpy/memset (and\n"
@@ -162,28 +165,52 @@ static void ident_from(const char *path, char *buf, size_t n) {
   buf[k] = 0;
 }
 
-static int run_cc(const options *o, const char *src, const char *bin, ft_err *e) {
+/* Runs argv[0] with argv; 0 when it exits 0. */
+static int spawn(char **argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    fprintf(stderr, "ftaxc: cannot run the C compiler '%s'\n", argv[0]);
+    _exit(127);
+  }
+  int status = 0;
+  return pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
+/* The C compiler on src: straight to bin, or (obj given: --report, which measures the object's
+ * code) to obj with -c and then linked into bin; with no bin (--freestanding) the object alone. */
+static int run_cc(const options *o, const char *src, const char *obj, const char *bin, ft_err *e) {
   const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+  ft_cc_target tg;
+  if (ft_cc_probe(cc, &tg, e)) return e->code;
   char flags[2048];
-  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : "-O3 -march=native -pthread");
+  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : ft_cc_default_flags(&tg));
+  if (o->report)
+    fprintf(stderr, "  target       %s%s, flags %s\n", tg.triple[0] ? tg.triple : "(the compiler does not say)",
+            tg.cross ? " (cross compiler)" : "", flags);
   char *argv[256];
   int n = 0;
   argv[n++] = (char *)cc;
   for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
-  if (o->freestanding) { argv[n++] = "-ffreestanding"; argv[n++] = "-c"; }
+  if (o->freestanding) argv[n++] = "-ffreestanding";
+  int nflags = n;
+  if (obj) {
+    argv[n++] = "-c";
+    argv[n++] = "-o";
+    argv[n++] = (char *)obj;
+    argv[n++] = (char *)src;
+    argv[n] = NULL;
+    if (spawn(argv))
+      return ft_fail(e, FT_EIO, "the C compiler '%s' failed on %s; the sources were kept (use --cc/--cflags, or --emit-only)", cc, src);
+    n = nflags;
+  }
+  if (!bin) return 0; /* --freestanding: the object is the product */
   argv[n++] = "-o";
   argv[n++] = (char *)bin;
-  argv[n++] = (char *)src;
-  if (!o->freestanding) argv[n++] = "-lm";
+  argv[n++] = (char *)(obj ? obj : src);
+  argv[n++] = "-lm";
   argv[n] = NULL;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execvp(cc, argv);
-    fprintf(stderr, "ftaxc: cannot run the C compiler '%s'\n", cc);
-    _exit(127);
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+  if (spawn(argv))
     return ft_fail(e, FT_EIO, "the C compiler '%s' failed on %s; the sources were kept (use --cc/--cflags, or --emit-only)", cc, src);
   return 0;
 }
@@ -241,6 +268,27 @@ static void make_parent_dirs(const char *path) {
   }
 }
 
+/* --report's sizes for flash and RAM: code and static data from the compiled object (obj; NULL
+ * with why it was not measured), weights and arena from the plan. */
+static void report_sizes(const options *o, const ft_memplan *mp, const char *wpath, const char *obj, const char *why) {
+  struct stat st;
+  if (stat(wpath, &st) == 0)
+    fprintf(stderr, "  weights file %lld bytes (the weights and a header)\n", (long long)st.st_size);
+  ft_elf_sizes s;
+  if (obj && ft_elf_sizes_read(obj, &s)) { obj = NULL; why = "the compiled object is not an ELF file"; }
+  if (obj && s.code == 0) { obj = NULL; why = "the object holds no machine code: -flto?"; }
+  if (!obj) { fprintf(stderr, "  code         not known (%s)\n", why); return; }
+  unsigned long long flash = s.code + s.rodata + s.data + (o->embed_weights ? 0 : mp->weight_bytes);
+  fprintf(stderr, "  code         %llu bytes (.text of OUT.c's object: kernels, calls, command-line main; libc not counted)\n",
+          (unsigned long long)s.code);
+  fprintf(stderr, "  const data   %llu bytes (.rodata%s)\n", (unsigned long long)s.rodata, o->embed_weights ? ", the weights included" : "");
+  fprintf(stderr, "  static data  %llu bytes (.data %llu, .bss %llu)\n", (unsigned long long)(s.data + s.bss),
+          (unsigned long long)s.data, (unsigned long long)s.bss);
+  fprintf(stderr, "  flash        %llu bytes (code + const data + .data%s)\n", flash, o->embed_weights ? "" : " + weights");
+  fprintf(stderr, "  RAM          %llu bytes (arena + .data + .bss; stacks not counted)\n",
+          (unsigned long long)(mp->arena_bytes + s.data + s.bss));
+}
+
 static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_libs *libs,
                          ft_err *e) {
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
@@ -280,13 +328,20 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
   if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || (fw && rename(wtmp, wpath)))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
   if (rc) { remove(ctmp); remove(htmp); remove(wtmp); return rc; }
+  if (o->report && (o->emit_only || o->cuda))
+    report_sizes(o, mp, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
   if (o->emit_only) return 0;
-  char bin[4200], btmp[4300]; /* --freestanding builds the object OUT.o */
+  char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o */
   snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
   snprintf(btmp, sizeof btmp, "%s.tmp", bin);
-  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, btmp, e);
+  snprintf(otmp, sizeof otmp, "%s.o.tmp", out);
+  /* the object: what --freestanding makes, and what --report measures */
+  const char *obj = o->freestanding ? btmp : o->report ? otmp : NULL;
+  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, e);
+  if (!rc && obj && o->report) report_sizes(o, mp, wpath, obj, NULL);
   if (!rc && rename(btmp, bin)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", bin);
   if (rc) remove(btmp);
+  if (obj == otmp) remove(otmp);
   return rc;
 }
 

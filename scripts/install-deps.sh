@@ -4,9 +4,10 @@
 #                                     (onnx.proto), Criterion, ONNX backend node tests,
 #                                     python3-onnx (the malformed-model test), clang with
 #                                     libFuzzer (scripts/fuzz.sh), oneDNN (the kernel table
-#                                     benchmark, bench/kernels/kernel_table.c), Arm's
-#                                     bare-metal GCC with newlib and qemu-system-arm (the
-#                                     baremetal tests, tests/baremetal)
+#                                     benchmark, bench/kernels/kernel_table.c), the aarch64 and
+#                                     riscv64 cross compilers with their C libraries and qemu-user
+#                                     (the cross tests: ctest -L cross), Arm's bare-metal GCC with
+#                                     newlib and qemu-system-arm (the baremetal tests, tests/baremetal)
 #   scripts/install-deps.sh --bench   also the model zoo and peers: python3-torch, torchvision,
 #                                     OpenBLAS (torch is slow on the reference BLAS),
 #                                     gnuplot, Node.js + onnxruntime-node (npm)
@@ -14,7 +15,8 @@ set -e
 want_bench=0
 [ "${1:-}" = "--bench" ] && want_bench=1
 pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata
-  python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev"
+  python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 pkgs="$pkgs gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 [ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox nodejs npm"
 missing=""

@@ -493,8 +493,8 @@ static inline __attribute__((always_inline)) void ft_gemm_row(float *restrict c,
                                                               const ft_gemm_epi *e, int first,
                                                               int last, const float *res) {
   float alpha = e->alpha;
-  /* a fused op's epilogue on an edge piece, or on a row whose residual is C itself (the output
-   * took over the residual's storage): each vector of the residual is read before it is written */
+  /* a fused op's epilogue on an edge piece, or on a row whose residual is C itself (an in-place
+   * FusedConv: each residual element is read before its output is written) */
   if (last && (e->act || res) && (n < FT_GEMM_NR || res == c)) {
     float bv = first && bias && bcs == 0 ? e->beta * bias[0] : 0.0f;
     for (int h = 0; h < n; h += 16) {
@@ -666,28 +666,32 @@ static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
 
 /* ---- drivers ------------------------------------------------------------------------------ */
 
-/* ft_gemm_column where the residual is C's own storage and K takes several blocks: the blocks
- * are summed in a tile buffer and C is written once, at the end, after its residual was read
- * (the K-block loop below would write C, the residual, after the first block). Slower: the B
- * panel is packed again for every sliver of A. */
-static void ft_gemm_column_in_place(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t jr, int nr) {
-  float bbuf[FT_GEMM_KC * FT_GEMM_NR] __attribute__((aligned(64)));
-  float abuf[FT_GEMM_KC * FT_GEMM_MR] __attribute__((aligned(64)));
-  float t[FT_GEMM_MR * FT_GEMM_NR] __attribute__((aligned(64))), acc[FT_GEMM_MR * FT_GEMM_NR] __attribute__((aligned(64)));
+/* B panel rows [pc, pc + kc) of column panel jr: prepacked, or packed into buf. */
+static inline const float *ft_gemm_b_panel(const ft_gemm_op *g, int64_t jr, int64_t pc, int64_t kc, float *buf) {
+  if (g->bp) return g->bp + jr * g->K * FT_GEMM_NR + pc * FT_GEMM_NR;
+  if (g->b_rowoff) ft_gemm_pack_b_panel_rows(g->N, g->b, g->b_rowoff, jr, pc, kc, buf);
+  else ft_gemm_pack_b_panel(g->N, g->b, g->b_rs, g->b_cs, jr, pc, kc, buf);
+  return buf;
+}
+
+/* ft_gemm_column where C is also the residual (an in-place FusedConv) and K takes more than one
+ * block: the K blocks' partial sums cannot go through C, which still holds the residual, so
+ * each tile is summed over all of K in acc and stored once (the B panel is packed again for
+ * every row sliver). The AVX-512 direct path never gets here: it keeps all of K in registers. */
+static void ft_gemm_column_in_place(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t jr, float *bbuf,
+                                    float *abuf, float *t) {
+  float acc[FT_GEMM_MR * FT_GEMM_NR] __attribute__((aligned(64)));
   int64_t K = g->K, n0 = jr * FT_GEMM_NR;
+  int nr = g->N - n0 < FT_GEMM_NR ? (int)(g->N - n0) : FT_GEMM_NR;
   for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
     int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
-    memset(acc, 0, sizeof acc);
     for (int64_t pc = 0; pc < K; pc += FT_GEMM_KC) {
       int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
-      const float *bpan = bbuf, *asl = abuf;
-      if (g->bp) bpan = g->bp + jr * K * FT_GEMM_NR + pc * FT_GEMM_NR;
-      else if (g->b_rowoff) ft_gemm_pack_b_panel_rows(g->N, g->b, g->b_rowoff, jr, pc, kc, bbuf);
-      else ft_gemm_pack_b_panel(g->N, g->b, g->b_rs, g->b_cs, jr, pc, kc, bbuf);
+      const float *bpan = ft_gemm_b_panel(g, jr, pc, kc, bbuf), *asl = abuf;
       if (g->ap) asl = g->ap + ir * K + pc * FT_GEMM_MR;
       else ft_gemm_pack_a_sliver(g->M, g->a, g->a_rs, g->a_cs, ir / FT_GEMM_MR, pc, kc, abuf);
       ft_gemm_ukernel_mr(mr, kc, asl, bpan, t);
-      for (int i = 0; i < FT_GEMM_MR * FT_GEMM_NR; i++) acc[i] += t[i];
+      for (int i = 0; i < mr * FT_GEMM_NR; i++) acc[i] = pc ? acc[i] + t[i] : t[i];
     }
     ft_gemm_store(g, acc, ir, mr, n0, nr, 1, 1);
   }
@@ -719,16 +723,13 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     return;
   }
 #endif
-  if (g->e.res == g->c && K > FT_GEMM_KC) {
-    ft_gemm_column_in_place(g, m0, m1, jr, nr);
+  if (g->e.res == g->c && K > FT_GEMM_KC) { /* in place over the residual: see below */
+    ft_gemm_column_in_place(g, m0, m1, jr, bbuf, abuf, t);
     return;
   }
   for (int64_t pc = 0; pc < K; pc += FT_GEMM_KC) {
     int64_t kc = K - pc < FT_GEMM_KC ? K - pc : FT_GEMM_KC;
-    const float *bpan = bbuf;
-    if (g->bp) bpan = g->bp + jr * K * FT_GEMM_NR + pc * FT_GEMM_NR;
-    else if (g->b_rowoff) ft_gemm_pack_b_panel_rows(g->N, g->b, g->b_rowoff, jr, pc, kc, bbuf);
-    else ft_gemm_pack_b_panel(g->N, g->b, g->b_rs, g->b_cs, jr, pc, kc, bbuf);
+    const float *bpan = ft_gemm_b_panel(g, jr, pc, kc, bbuf);
     for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
       int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
       const float *asl = abuf;

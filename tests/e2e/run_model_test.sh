@@ -7,6 +7,9 @@
 # shape of the data set's input_K.pb (ftax-testtool shape-flags). A file MODEL_DIR/dims, one
 # SYM=N per line (# comments allowed), replaces that with --dim SYM=N flags.
 # Program flags: $FTAX_PROGRAM_CFLAGS, when set, is passed as --cflags (the sanitizer build).
+# Cross targets (label cross): $FTAX_TEST_CC, when set, is passed as --cc (e.g.
+# aarch64-linux-gnu-gcc; ftaxc picks its cross default flags) and the program runs under
+# $FTAX_TEST_RUNNER (e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu"); the same comparisons follow.
 # Tolerance: |actual - expected| <= 1e-4 + 1e-3 * |expected| for floating point, integers exact;
 # a file MODEL_DIR/tolerance holding ftax-compare flags (e.g. "--atol 1e-3 --rtol 1e-2")
 # replaces the default for that model.
@@ -34,6 +37,7 @@ eager_flags=$*
 # FTAX_PROGRAM_CFLAGS (set by CTest from the CMake cache; the sanitizer build's flags there)
 # replaces ftaxc's default flags for the generated program
 if [ -n "${FTAX_PROGRAM_CFLAGS:-}" ]; then set -- "$@" --cflags "$FTAX_PROGRAM_CFLAGS"; fi
+if [ -n "${FTAX_TEST_CC:-}" ]; then set -- "$@" --cc "$FTAX_TEST_CC"; fi
 echo "ftaxc $model/model.onnx -o $dir/prog $*" >>"$log"
 "$build/ftaxc" "$model/model.onnx" -o "$dir/prog" "$@" >>"$log" 2>&1
 rc=$?
@@ -46,7 +50,9 @@ fi
 set --
 n=0
 while [ -e "$set/input_$n.pb" ]; do set -- "$@" "$set/input_$n.pb"; n=$((n + 1)); done
-if ! "$dir/prog" "$@" --output-dir "$dir/out" >>"$log" 2>&1; then
+# the runner is a command and its flags: word splitting wanted
+# shellcheck disable=SC2086
+if ! ${FTAX_TEST_RUNNER:-} "$dir/prog" "$@" --output-dir "$dir/out" >>"$log" 2>&1; then
   cat "$log"
   echo "$name: the program failed"
   exit 6

@@ -116,6 +116,11 @@ Test(cli, ftaxc_io_failures_exit_4_and_leave_nothing) {
   cr_assert_not(tu_exists(out), "no program after a failed build");
   char *ls = tu_listdir(outdir);
   cr_assert_null(strstr(ls, "tmp"), "temporaries left: %s", ls);
+  /* a compiler that does not exist (a cross compiler not installed): said so, by name */
+  char *argv2[] = {FTAXC, model, "-o", out, "--dim", "batch=2", "--cc", "no-such-cc-ftax", "--report", NULL};
+  cr_assert_eq(tu_run(NULL, &log, argv2), FT_EIO, "%s", log);
+  cr_assert(strstr(log, "cannot run the C compiler 'no-such-cc-ftax' (not found"), "%s", log);
+  cr_assert_not(tu_exists(out), "no program after a failed build");
 }
 
 /* ---- the generated program ---------------------------------------------------------------- */
