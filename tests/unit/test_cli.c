@@ -514,6 +514,7 @@ Test(cli, program_generates_with_a_kv_cache, .timeout = 120) {
   char *argv_nd[] = {prog, "--generate", "2", "--prompt", one, NULL};
   cr_assert_eq(tu_run(NULL, &log, argv_nd), 1, "not a decode model: %s", log);
   cr_assert(strstr(log, "decode-step model"), "%s", log);
+}
 
 /* ---- the freestanding library (ftaxc --freestanding) ---------------------------------------- */
 
