@@ -105,6 +105,7 @@ def convert(model, keep_io_types):
         if keep_io_types:  # the network writes y_fp16 -> Cast -> y (float32)
             for n in g.node:
                 n.output[:] = [v.name + "_fp16" if s == v.name else s for s in n.output]
+                n.input[:] = [v.name + "_fp16" if s == v.name else s for s in n.input]
             appended.append(helper.make_node("Cast", [v.name + "_fp16"], [v.name], name=v.name + "_cast", to=TensorProto.FLOAT))
         else:
             v.type.tensor_type.elem_type = TensorProto.FLOAT16
