@@ -196,6 +196,11 @@ static int ort_bilinear(const geometry *g, const ft_tensor *x, int dt) {
    * resized: its taps weigh 0.5 each, on the same element) */
   for (int d = 0; d < r - 2; d++)
     if (g->out[d] != x->dims[d] || g->scale[d] != 1) return 0;
+  /* align_corners divides by the output length less one: ORT takes the rounded size, the
+   * specification scale x input (test_resize_downsample_scales_linear_align_corners: 2.4, not 2);
+   * only where the two agree is ORT's arithmetic the right one */
+  for (int d = r > 2 ? r - 2 : 0; g->coord == FT_RZ_ALIGN_CORNERS && d < r; d++)
+    if (fabs(g->scale[d] * (double)x->dims[d] - (double)g->out[d]) > 1e-6 * (double)g->out[d]) return 0;
   return 1;
 }
 
