@@ -10,6 +10,10 @@
 /* Every node's op must be in the table; otherwise list every unsupported op type with counts. */
 int ft_resolve_ops(ft_graph *g, ft_err *e);
 
+/* float16 models compute in float32 (compiler/passes/upcast.c, docs/fp16.md): float16 constants
+ * and values are widened; float16 graph inputs and outputs stay, with Casts at the edges. */
+int ft_upcast_fp16(ft_graph *g, ft_err *e);
+
 /* Bind inputs to constants read from tensor files (--bind), then pin symbolic input dims: "SYM=N" pins that symbol everywhere, "INPUT=1x128" one input's shape.
  * A dim still symbolic afterwards is an error naming the input, the symbol and the flag. */
 typedef struct ft_pins {

@@ -140,8 +140,10 @@ int ft_emit_weights_payload(const ft_graph *g, const ft_memplan *mp, ft_bytes_fn
   int64_t next = 0;
   while (next < (int64_t)mp->weight_bytes) { /* in offset order, each root value once */
     int best = -1;
+    /* an empty constant (Resize's roi) shares its offset with the next one and writes nothing:
+     * picking it would not advance the offset */
     for (int v = 0; v < g->n_vals && best < 0; v++)
-      if (mp->storage[v] == FT_S_WEIGHT && mp->root[v] == v && mp->offset[v] == next) best = v;
+      if (mp->storage[v] == FT_S_WEIGHT && mp->root[v] == v && mp->offset[v] == next && ft_nbytes(&g->vals[v].t)) best = v;
     if (best < 0) return ft_fail(e, FT_EIO, "internal error: weights layout has a hole at %lld", (long long)next);
     size_t nb = ft_nbytes(&g->vals[best].t);
     put(ctx, g->vals[best].t.data, nb);

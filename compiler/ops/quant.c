@@ -317,6 +317,7 @@ static int conv_integer_plan(ft_opctx *c, ft_kcall *k) {
   if (rc) return rc;
   PAIR_KERNEL(k, ft_conv_integer, x->dtype, w->dtype);
   qconv_params(c, x, w, &win, wz ? ft_numel(wz) : 0, 1, k);
+  k->scratch = ft_qconv_scratch(k->p); /* int16 weights and one im2col chunk */
   return 0;
 }
 

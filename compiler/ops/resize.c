@@ -184,6 +184,26 @@ static int64_t value_bits(double v, int dt) {
   return b;
 }
 
+/* float32 bilinear of the last two dims in a coordinate mode ONNX Runtime computes in float: its
+ * arithmetic, so that a quantizer after the resize rounds as it does (templates/c/resize.h). */
+static int ort_bilinear(const geometry *g, const ft_tensor *x, int dt) {
+  int r = g->rank;
+  if (dt != FT_FLOAT || g->interp != FT_RZ_LINEAR) return 0;
+  if (g->coord != FT_RZ_HALF_PIXEL && g->coord != FT_RZ_PYTORCH_HALF_PIXEL && g->coord != FT_RZ_ASYMMETRIC &&
+      g->coord != FT_RZ_ALIGN_CORNERS)
+    return 0;
+  /* the outer dims keep their size at scale 1 (pytorch_half_pixel flags a dim of size 1 as
+   * resized: its taps weigh 0.5 each, on the same element) */
+  for (int d = 0; d < r - 2; d++)
+    if (g->out[d] != x->dims[d] || g->scale[d] != 1) return 0;
+  /* align_corners divides by the output length less one: ORT takes the rounded size, the
+   * specification scale x input (test_resize_downsample_scales_linear_align_corners: 2.4, not 2);
+   * only where the two agree is ORT's arithmetic the right one */
+  for (int d = r > 2 ? r - 2 : 0; g->coord == FT_RZ_ALIGN_CORNERS && d < r; d++)
+    if (fabs(g->scale[d] * (double)x->dims[d] - (double)g->out[d]) > 1e-6 * (double)g->out[d]) return 0;
+  return 1;
+}
+
 static int resize_plan(ft_opctx *c, ft_kcall *k) {
   geometry g;
   int rc = geometry_of(c, &g);
@@ -220,6 +240,10 @@ static int resize_plan(ft_opctx *c, ft_kcall *k) {
   }
   k->np = 6 + 3 * r;
   k->scratch = ft_resize_scratch(r, g.out, g.interp);
+  if (ort_bilinear(&g, x, dt)) {
+    FT_K(k, ft_resize_bilinear_ort_f32);
+    k->scratch = ft_resize_ort_scratch(r > 1 ? g.out[r - 2] : 1, g.out[r - 1]);
+  }
   return 0;
 }
 

@@ -1,19 +1,24 @@
-/* Stage: drop nodes that do nothing at inference time (Identity, Dropout) by rewiring their
+/* Stage: drop nodes that do nothing at inference time (Identity, Dropout, same-type Cast) by rewiring their
  * consumers, then remove every node whose outputs nobody uses. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
-static int is_passthrough(const ft_node *n) {
-  return !strcmp(n->domain, "") && (!strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Dropout"));
+/* Cast to the type its input already has is one too (float16 models widened to float32 leave
+ * such Casts: compiler/passes/upcast.c). */
+static int is_passthrough(const ft_graph *g, const ft_node *n) {
+  if (n->domain[0]) return 0;
+  if (!strcmp(n->op_type, "Cast") || !strcmp(n->op_type, "CastLike"))
+    return n->in[0] >= 0 && n->out[0] >= 0 && g->vals[n->in[0]].t.dtype == g->vals[n->out[0]].t.dtype;
+  return !strcmp(n->op_type, "Identity") || !strcmp(n->op_type, "Dropout");
 }
 
 int ft_simplify(ft_graph *g, ft_err *e) {
   (void)e;
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];
-    if (n->dead || !is_passthrough(n) || n->in[0] < 0) continue;
+    if (n->dead || !is_passthrough(g, n) || n->in[0] < 0) continue;
     int from = n->out[0], to = n->in[0];
     if (g->vals[from].is_output) continue; /* keep: the output needs its own buffer */
     if (n->n_out > 1 && n->out[1] >= 0) continue; /* Dropout's mask is used */

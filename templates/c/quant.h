@@ -1,7 +1,8 @@
 /* Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the integer
  * matmul and conv (MatMulInteger, ConvInteger) with their requantizing forms (QLinearMatMul,
- * QLinearConv). Plain loops that accumulate in int32; scales and zero points are read from their
- * input tensors at run time: one value (per tensor) or one per channel/row/column.
+ * QLinearConv). Loops that accumulate in int32 (ConvInteger as im2col + an integer GEMM on the
+ * thread pool, the rest plain); scales and zero points are read from their input tensors at run
+ * time: one value (per tensor) or one per channel/row/column.
  *
  * Rounding is to nearest, ties to even (rintf in the default rounding mode), then saturation to
  * the output type, as the ONNX spec says. */
@@ -10,7 +11,9 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "parallel.h"
 #include "tensor.h"
 
 #define FT_Q_SAT(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
@@ -162,6 +165,153 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
           }                                                                                      \
     }
 
+/* ---- ConvInteger: im2col + integer GEMM ------------------------------------------------------
+ * The plain loop above (QLinearConv still uses it) is seven deep, scalar and serial: a dynamic-
+ * quantized U-Net spent minutes in it. ConvInteger instead, per image and group and per chunk of
+ * output positions (the column buffer bounded by FT_QCONV_COL_BYTES):
+ *   1. im2col: column row kr = (input channel, kernel tap) holds x - x_zp at the chunk's output
+ *      positions, 0 where the tap falls into padding (padding is x's zero point), as int16;
+ *      rows in parallel;
+ *   2. GEMM: w - w_zp (int16, converted once per call into the scratch) times the columns, four
+ *      output channels by FT_QCONV_TILE positions at a time with int32 accumulators; the
+ *      innermost loop runs over contiguous positions, which the compiler vectorizes; tiles in
+ *      parallel.
+ * Every accumulator sums the same products in the same order (k ascending) whatever the tiling
+ * and threads; integer sums are exact, so the result equals the plain loop's bit for bit.
+ * Scratch: the int16 weights, then one column chunk. */
+#define FT_QCONV_COL_BYTES ((int64_t)2 << 20)
+#define FT_QCONV_TILE 128
+#define FT_QCONV_MB 4
+
+/* p as FT_QCONV_LOOP's: the length of each dot product, input channels per group x kernel taps */
+static inline int64_t ft_qconv_k(const int64_t *p) { return p[1] / p[3] * p[12] * p[13] * p[14]; }
+/* output positions per column chunk: the buffer's budget, whole tiles, at least one tile */
+static inline int64_t ft_qconv_chunk(const int64_t *p) {
+  int64_t osz = p[9] * p[10] * p[11], k = ft_qconv_k(p);
+  int64_t c = FT_QCONV_COL_BYTES / (2 * (k ? k : 1)) / FT_QCONV_TILE * FT_QCONV_TILE;
+  if (c < FT_QCONV_TILE) c = FT_QCONV_TILE;
+  return c < osz ? c : osz;
+}
+static inline size_t ft_qconv_scratch(const int64_t *p) {
+  return (size_t)(p[2] * ft_qconv_k(p) + ft_qconv_k(p) * ft_qconv_chunk(p)) * sizeof(int16_t) + 64;
+}
+
+typedef struct {
+  const int64_t *p;
+  const void *x; /* this image and group's first channel */
+  int x_signed;
+  int32_t zx;
+  const int16_t *w; /* this group's rows of w - w_zp: [mpg][K] */
+  int16_t *col;     /* [K][nc] */
+  int32_t *y;       /* this image and group's first output channel */
+  int64_t c0, nc, K, mpg, osz;
+} ft_qconv_ctx;
+
+/* im2col rows [lo, hi) of the chunk [c0, c0 + nc) */
+static void ft_qconv_im2col_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_qconv_ctx *c = (const ft_qconv_ctx *)ctx;
+  const int64_t *p = c->p, *in_ = p + 6, *od = p + 9, *kk = p + 12, *st = p + 15, *dl = p + 18, *pb = p + 21;
+  int64_t ksz = kk[0] * kk[1] * kk[2], isz = in_[0] * in_[1] * in_[2];
+  for (int64_t kr = lo; kr < hi; kr++) {
+    int64_t ic = kr / ksz, t = kr % ksz, ta = t / (kk[1] * kk[2]), tb = t / kk[2] % kk[1], tc = t % kk[2];
+    const uint8_t *xu = (const uint8_t *)c->x + ic * isz;
+    const int8_t *xs = (const int8_t *)c->x + ic * isz;
+    int16_t *row = c->col + kr * c->nc;
+    int64_t o2 = c->c0 % od[2], o1 = c->c0 / od[2] % od[1], o0 = c->c0 / (od[2] * od[1]);
+    for (int64_t j = 0; j < c->nc; j++) {
+      int64_t i0 = o0 * st[0] - pb[0] + ta * dl[0], i1 = o1 * st[1] - pb[1] + tb * dl[1];
+      int64_t i2 = o2 * st[2] - pb[2] + tc * dl[2];
+      int16_t v = 0;
+      if (i0 >= 0 && i0 < in_[0] && i1 >= 0 && i1 < in_[1] && i2 >= 0 && i2 < in_[2]) {
+        int64_t at = (i0 * in_[1] + i1) * in_[2] + i2;
+        v = (int16_t)((c->x_signed ? (int32_t)xs[at] : (int32_t)xu[at]) - c->zx);
+      }
+      row[j] = v;
+      if (++o2 == od[2]) { o2 = 0; if (++o1 == od[1]) { o1 = 0; o0++; } }
+    }
+  }
+}
+
+/* GEMM items [lo, hi): item = (block of FT_QCONV_MB output channels, tile of positions) */
+static void ft_qconv_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_qconv_ctx *c = (const ft_qconv_ctx *)ctx;
+  int64_t tiles = (c->nc + FT_QCONV_TILE - 1) / FT_QCONV_TILE;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t m0 = it / tiles * FT_QCONV_MB, t0 = it % tiles * FT_QCONV_TILE;
+    int64_t mb = c->mpg - m0 < FT_QCONV_MB ? c->mpg - m0 : FT_QCONV_MB;
+    int64_t nt = c->nc - t0 < FT_QCONV_TILE ? c->nc - t0 : FT_QCONV_TILE;
+    int32_t acc[FT_QCONV_MB][FT_QCONV_TILE];
+    memset(acc, 0, sizeof acc);
+    for (int64_t k = 0; k < c->K; k++) {
+      const int16_t *cr = c->col + k * c->nc + t0;
+      int32_t w0 = c->w[m0 * c->K + k];
+      int32_t w1 = mb > 1 ? c->w[(m0 + 1) * c->K + k] : 0, w2 = mb > 2 ? c->w[(m0 + 2) * c->K + k] : 0;
+      int32_t w3 = mb > 3 ? c->w[(m0 + 3) * c->K + k] : 0;
+      for (int64_t j = 0; j < nt; j++) {
+        int32_t v = cr[j];
+        acc[0][j] += w0 * v;
+        acc[1][j] += w1 * v;
+        acc[2][j] += w2 * v;
+        acc[3][j] += w3 * v;
+      }
+    }
+    for (int64_t m = 0; m < mb; m++)
+      memcpy(c->y + (m0 + m) * c->osz + c->c0 + t0, acc[m], sizeof(int32_t) * (size_t)nt);
+  }
+}
+
+/* w - w_zp as int16 for every output channel: [M][K] */
+static void ft_qconv_weights(const int64_t *p, const void *w, int w_signed, const void *wz, int16_t *w16) {
+  int64_t M = p[2], K = ft_qconv_k(p), nbz = p[4];
+  for (int64_t m = 0; m < M; m++) {
+    int32_t z = !wz ? 0 : w_signed ? FT_Q_ZP(int8_t, wz, nbz, m) : FT_Q_ZP(uint8_t, wz, nbz, m);
+    for (int64_t k = 0; k < K; k++) {
+      int64_t at = m * K + k;
+      w16[at] = (int16_t)((w_signed ? (int32_t)((const int8_t *)w)[at] : (int32_t)((const uint8_t *)w)[at]) - z);
+    }
+  }
+}
+
+static void ft_qconv_integer(const int64_t *p, const void *const *in, void *const *out, void *scratch, int x_signed,
+                             int w_signed) {
+  int64_t NB = p[0], C = p[1], MO = p[2], G = p[3], K = ft_qconv_k(p), chunk = ft_qconv_chunk(p);
+  int64_t isz = p[6] * p[7] * p[8], osz = p[9] * p[10] * p[11];
+  int16_t *w16 = (int16_t *)scratch;
+  ft_qconv_ctx c;
+  c.p = p;
+  c.x_signed = x_signed;
+  c.zx = !p[24] ? 0 : x_signed ? FT_Q_ZP(int8_t, in[2], 1, 0) : FT_Q_ZP(uint8_t, in[2], 1, 0);
+  c.col = w16 + MO * K;
+  c.K = K;
+  c.mpg = MO / G;
+  c.osz = osz;
+  ft_qconv_weights(p, in[1], w_signed, p[4] ? in[3] : NULL, w16);
+  for (int64_t nn = 0; nn < NB; nn++)
+    for (int64_t g = 0; g < G; g++) {
+      c.x = (const uint8_t *)in[0] + (nn * C + g * (C / G)) * isz;
+      c.w = w16 + g * c.mpg * K;
+      c.y = (int32_t *)out[0] + (nn * MO + g * c.mpg) * osz;
+      for (c.c0 = 0; c.c0 < osz; c.c0 += chunk) {
+        c.nc = osz - c.c0 < chunk ? osz - c.c0 : chunk;
+        int64_t tiles = (c.nc + FT_QCONV_TILE - 1) / FT_QCONV_TILE, mblocks = (c.mpg + FT_QCONV_MB - 1) / FT_QCONV_MB;
+        ft_parallel_for(K, K * c.nc >= 16384, ft_qconv_im2col_run, &c);
+        ft_parallel_for(mblocks * tiles, c.mpg * K * c.nc >= 65536, ft_qconv_gemm_run, &c);
+      }
+    }
+}
+
+#define FT_QCONV_INTEGER(SA, SX, SB, SW)                                                         \
+  static void ft_conv_integer_##SA##_##SB(const int64_t *p, const double *f, const void *const *in, \
+                                          void *const *out, void *scratch) {                     \
+    (void)f;                                                                                     \
+    ft_qconv_integer(p, in, out, scratch, SX, SW);                                               \
+  }
+FT_QCONV_INTEGER(u8, 0, u8, 0)
+FT_QCONV_INTEGER(u8, 0, i8, 1)
+FT_QCONV_INTEGER(i8, 1, u8, 0)
+FT_QCONV_INTEGER(i8, 1, i8, 1)
+#undef FT_QCONV_INTEGER
+
 /* MatMulInteger, ConvInteger: the int32 accumulators as they are. AZ_P: the p entry that says
  * whether A's zero point is given (B's is p[4] in both). */
 #define FT_Q_STORE_INT(at, acc, oc) (Y[at] = (acc))
@@ -210,8 +360,7 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
   X(u8, uint8_t, u8, uint8_t, __VA_ARGS__) X(u8, uint8_t, i8, int8_t, __VA_ARGS__)               \
   X(i8, int8_t, u8, uint8_t, __VA_ARGS__) X(i8, int8_t, i8, int8_t, __VA_ARGS__)
 #define FT_QUANT_INT(SA, TA, SB, TB, _)                                                          \
-  FT_Q_INTEGER(matmul, FT_QMM_LOOP, 3, SA, TA, SB, TB)                                           \
-  FT_Q_INTEGER(conv, FT_QCONV_LOOP, 24, SA, TA, SB, TB)
+  FT_Q_INTEGER(matmul, FT_QMM_LOOP, 3, SA, TA, SB, TB)
 #define FT_QLINEAR_MATMUL(SA, TA, SB, TB, SY, TY, LO, HI)                                        \
   FT_Q_LINEAR(matmul, FT_QMM_LOOP, NULL, SA, TA, SB, TB, SY, TY, LO, HI)
 #define FT_QLINEAR_CONV(SA, TA, SB, TB, SY, TY, LO, HI)                                          \

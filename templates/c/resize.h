@@ -250,4 +250,83 @@ FT_RESIZE_INTERP(f32, float)
 FT_RESIZE_INTERP(f64, double)
 #undef FT_RESIZE_INTERP
 
+
+/* ---- Bilinear in ONNX Runtime's arithmetic ---------------------------------------------------
+ * float32 linear resize of the last two dims (NCHW images), as ONNX Runtime's CPU kernel computes
+ * it: coordinates in float (not double), x1 = (int)clamp(x), x2 = min(x1 + 1, in - 1),
+ * weights dx1 = |x - x1|, dx2 = |x - x2| (both 0.5 at the edge where x1 == x2), and
+ *   y = dx2*dy2*X11 + dx1*dy2*X21 + dx2*dy1*X12 + dx1*dy1*X22
+ * summed left to right in float with no fused multiply-add. The double-precision kernel above is
+ * 1-2 ulp off that, which a DynamicQuantizeLinear after the resize turns into +-1 flips of the
+ * quantized values (a U-Net's mask). p and f as for the kernels above; the plan picks this kernel
+ * for the coordinate modes half_pixel, pytorch_half_pixel, asymmetric and align_corners when the
+ * dims before the last two keep their size. */
+#if defined(__clang__)
+#define FT_RZ_NO_FMA_ATTR
+#define FT_RZ_NO_FMA_BODY _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define FT_RZ_NO_FMA_ATTR __attribute__((optimize("fp-contract=off")))
+#define FT_RZ_NO_FMA_BODY
+#else
+#define FT_RZ_NO_FMA_ATTR
+#define FT_RZ_NO_FMA_BODY
+#endif
+
+/* One dim's table: for each output index, the two input indices (times stride) and weights. */
+FT_RZ_NO_FMA_ATTR static void ft_resize_ort_axis(int coord, int resized, float scale, int64_t in, int64_t out,
+                                                 int64_t stride, int64_t *i1, int64_t *i2, float *d1, float *d2) {
+  FT_RZ_NO_FMA_BODY
+  for (int64_t o = 0; o < out; o++) {
+    float xr = (float)o, x;
+    if (!resized || scale == 1.0f) x = xr; /* as ONNX Runtime: a scale of 1 maps o to o */
+    else switch (coord) {
+      case FT_RZ_ASYMMETRIC: x = xr / scale; break;
+      case FT_RZ_PYTORCH_HALF_PIXEL: x = (float)out > 1 ? (xr + 0.5f) / scale - 0.5f : 0.0f; break;
+      case FT_RZ_ALIGN_CORNERS: x = out == 1 ? 0.0f : xr * (float)(in - 1) / (float)(out - 1); break;
+      default: x = (xr + 0.5f) / scale - 0.5f; break;
+    }
+    float hi = (float)(in - 1);
+    x = x < hi ? x : hi;
+    x = x > 0.0f ? x : 0.0f;
+    int64_t a = (int64_t)x < in - 1 ? (int64_t)x : in - 1, b = a + 1 < in - 1 ? a + 1 : in - 1;
+    d1[o] = fabsf(x - (float)a);
+    d2[o] = fabsf(x - (float)b);
+    if (a == b) d1[o] = d2[o] = 0.5f;
+    i1[o] = a * stride;
+    i2[o] = b * stride;
+  }
+}
+
+static inline size_t ft_resize_ort_scratch(int64_t oh, int64_t ow) {
+  return (size_t)(oh + ow) * 2 * (sizeof(int64_t) + sizeof(float)) + 64;
+}
+
+FT_RZ_NO_FMA_ATTR static void ft_resize_bilinear_ort_f32(const int64_t *p, const double *f, const void *const *in,
+                                                         void *const *out, void *scratch) {
+  FT_RZ_NO_FMA_BODY
+  int r = (int)p[0], coord = (int)p[2];
+  const int64_t *id = p + 6, *od = p + 6 + r, *resized = p + 6 + 2 * r;
+  int64_t ih = r > 1 ? id[r - 2] : 1, iw = id[r - 1], oh = r > 1 ? od[r - 2] : 1, ow = od[r - 1], planes = 1;
+  for (int d = 0; d < r - 2; d++) planes *= od[d];
+  int rh = r > 1 && resized[r - 2], rw = (int)resized[r - 1], j = 0;
+  for (int d = 0; d < r - 2; d++) j += (int)resized[d]; /* outer dims flagged resized keep their size */
+  float sh = rh ? (float)f[2 + 3 * j] : 1.0f, sw = rw ? (float)f[2 + 3 * (j + rh)] : 1.0f;
+  int64_t *y1 = (int64_t *)scratch, *y2 = y1 + oh, *x1 = y2 + oh, *x2 = x1 + ow;
+  float *dy1 = (float *)(x2 + ow), *dy2 = dy1 + oh, *dx1 = dy2 + oh, *dx2 = dx1 + ow;
+  ft_resize_ort_axis(coord, rh, sh, ih, oh, iw, y1, y2, dy1, dy2);
+  ft_resize_ort_axis(coord, rw, sw, iw, ow, 1, x1, x2, dx1, dx2);
+  const float *X = (const float *)in[0];
+  float *Y = (float *)out[0];
+  for (int64_t pl = 0; pl < planes; pl++) {
+    const float *xp = X + pl * ih * iw;
+    for (int64_t y = 0; y < oh; y++) {
+      const float *r1 = xp + y1[y], *r2 = xp + y2[y];
+      float *yo = Y + (pl * oh + y) * ow;
+      for (int64_t x = 0; x < ow; x++)
+        yo[x] = dx2[x] * dy2[y] * r1[x1[x]] + dx1[x] * dy2[y] * r1[x2[x]] + dx2[x] * dy1[y] * r2[x1[x]] +
+                dx1[x] * dy1[y] * r2[x2[x]];
+    }
+  }
+}
+
 #endif
