@@ -881,26 +881,31 @@ static void ft_mm_items_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
+/* The GEMM of one MatMul/Gemm call (every matrix of a batch alike): shapes, strides, epilogue. */
+static void ft_mm_gemm_op(const int64_t *p, const double *f, const void *const *in, ft_gemm_op *g0) {
+  memset(g0, 0, sizeof *g0);
+  g0->M = p[FT_MM_M]; g0->N = p[FT_MM_N]; g0->K = p[FT_MM_K]; g0->ldc = p[FT_MM_N];
+  g0->a_rs = p[FT_MM_A_RS]; g0->a_cs = p[FT_MM_A_CS];
+  g0->b_rs = p[FT_MM_B_RS]; g0->b_cs = p[FT_MM_B_CS];
+  g0->e.alpha = (float)f[0];
+  g0->e.beta = (float)f[1];
+  if (p[FT_MM_HAS_BIAS]) {
+    g0->e.bias = (const float *)in[2];
+    g0->e.bias_rs = p[FT_MM_BIAS_RS];
+    g0->e.bias_cs = p[FT_MM_BIAS_CS];
+  }
+  g0->e.act = (int)p[FT_MM_ACT];
+  g0->e.lo = (float)f[2];
+  g0->e.hi = (float)f[3];
+}
+
 static void ft_matmul_f32(const int64_t *p, const double *f, const void *const *in,
                           void *const *out, void *scratch) {
   int64_t M = p[FT_MM_M], N = p[FT_MM_N], K = p[FT_MM_K], r = p[FT_MM_BRANK];
   int64_t nbatch = 1;
   for (int64_t d = 0; d < r; d++) nbatch *= p[FT_MM_BDIMS + d];
   ft_gemm_op g0;
-  memset(&g0, 0, sizeof g0);
-  g0.M = M; g0.N = N; g0.K = K; g0.ldc = N;
-  g0.a_rs = p[FT_MM_A_RS]; g0.a_cs = p[FT_MM_A_CS];
-  g0.b_rs = p[FT_MM_B_RS]; g0.b_cs = p[FT_MM_B_CS];
-  g0.e.alpha = (float)f[0];
-  g0.e.beta = (float)f[1];
-  if (p[FT_MM_HAS_BIAS]) {
-    g0.e.bias = (const float *)in[2];
-    g0.e.bias_rs = p[FT_MM_BIAS_RS];
-    g0.e.bias_cs = p[FT_MM_BIAS_CS];
-  }
-  g0.e.act = (int)p[FT_MM_ACT];
-  g0.e.lo = (float)f[2];
-  g0.e.hi = (float)f[3];
+  ft_mm_gemm_op(p, f, in, &g0);
   if (M <= 0 || N <= 0) return;
   ft_mm_ctx c = {p, &g0, (const float *)in[0], (const float *)in[1], (float *)out[0], (float *)scratch,
                  ft_gemm_mc(M, K), 0, (M + FT_GEMM_MR - 1) / FT_GEMM_MR,

@@ -285,20 +285,7 @@ static void ft_matmul_bf16(const int64_t *p, const double *f, const void *const 
   int64_t nbatch = 1;
   for (int64_t d = 0; d < r; d++) nbatch *= p[FT_MM_BDIMS + d];
   ft_gemm_op g0;
-  memset(&g0, 0, sizeof g0);
-  g0.M = M; g0.N = N; g0.K = K; g0.ldc = N;
-  g0.a_rs = p[FT_MM_A_RS]; g0.a_cs = p[FT_MM_A_CS];
-  g0.b_rs = p[FT_MM_B_RS]; g0.b_cs = p[FT_MM_B_CS];
-  g0.e.alpha = (float)f[0];
-  g0.e.beta = (float)f[1];
-  if (p[FT_MM_HAS_BIAS]) {
-    g0.e.bias = (const float *)in[2];
-    g0.e.bias_rs = p[FT_MM_BIAS_RS];
-    g0.e.bias_cs = p[FT_MM_BIAS_CS];
-  }
-  g0.e.act = (int)p[FT_MM_ACT];
-  g0.e.lo = (float)f[2];
-  g0.e.hi = (float)f[3];
+  ft_mm_gemm_op(p, f, in, &g0);
   g0.column = ft_bf16_column;
   if (M <= 0 || N <= 0) return;
   /* the fp32 kernel's items (ft_mm_items_run) with per-matrix strides in 4-byte words */

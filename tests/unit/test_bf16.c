@@ -17,17 +17,7 @@ const char *bf16_portable_path(void);
 void bf16_portable_matmul(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
 void bf16_portable_conv(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
 
-static unsigned rng_state = 777u;
-static float frand(void) {
-  rng_state = rng_state * 1664525u + 1013904223u;
-  return (float)((rng_state >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-static float *rand_buf(int64_t n) {
-  float *x = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  for (int64_t i = 0; i < n; i++) x[i] = frand();
-  return x;
-}
-static void *scratch_buf(size_t bytes) { return aligned_alloc(64, (bytes + 64 + 63) & ~(size_t)63); }
+#include "kernel_bufs.h"
 static double r16(float x) { return (double)ft_bf16_round(x); }
 
 /* |got - want| <= 1e-5 * (k + |want|): fp32 sums of k products of values in [-1, 1] */

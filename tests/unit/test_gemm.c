@@ -12,17 +12,7 @@
 #include "gemm.h"
 #include "conv.h"
 
-static unsigned rng_state = 12345u;
-static float frand(void) {
-  rng_state = rng_state * 1664525u + 1013904223u;
-  return (float)((rng_state >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-static float *rand_buf(int64_t n) {
-  float *x = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-  for (int64_t i = 0; i < n; i++) x[i] = frand();
-  return x;
-}
-static void *scratch_buf(size_t bytes) { return aligned_alloc(64, (bytes + 64 + 63) & ~(size_t)63); }
+#include "kernel_bufs.h"
 
 /* |got - want| <= atol + rtol * |want|, with the tolerance scaled by the sum length */
 static void expect_close(const float *got, const double *want, int64_t n, int64_t k, const char *what) {
