@@ -63,7 +63,7 @@ static void count_uses(ft_graph *g, int *n_uses) {
 }
 
 static int same_guard(const ft_node *a, const ft_node *b) {
-  return a->n_guard == b->n_guard && !memcmp(a->guard, b->guard, sizeof(int) * (size_t)a->n_guard);
+  return a->n_guard == b->n_guard && (!a->n_guard || !memcmp(a->guard, b->guard, sizeof(int) * (size_t)a->n_guard));
 }
 
 /* Run pass p on each region of the graph by itself: the nodes outside an If's branches, then

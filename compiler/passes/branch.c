@@ -61,7 +61,7 @@ static int append_branch(ft_graph *g, int i, const char *which, int entry, int *
                    ft_node_label(g, i), which, b->vals[b->inputs[0]].name);
   int n_guard = g->nodes[i].n_guard;
   int *guard = malloc(sizeof(int) * (size_t)(n_guard + 1));
-  memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+  if (n_guard) memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
   if (entry >= 0) guard[n_guard++] = entry;
   rc = ft_inline_subgraph(g, i, b, which, NULL, NULL, guard, n_guard, outs, e);
   free(guard);

@@ -133,14 +133,14 @@ static void add_rest(ft_graph *g, int i, const loop_shape *s, int cond, const in
   for (int j = 0; j < s->n_v; j++) r->in[2 + j] = v[j];
   for (int j = 0; j < old; j++) r->in[2 + s->n_v + j] = n->in[2 + s->n_v + j];
   for (int j = 0; j < s->n_scan; j++) r->in[2 + s->n_v + old + j] = new_pieces[j];
-  memcpy(r->out, n->out, sizeof(int) * (size_t)n->n_out);
+  if (n->n_out) memcpy(r->out, n->out, sizeof(int) * (size_t)n->n_out);
   r->attrs = calloc((size_t)n->n_attrs + 1, sizeof(ft_attr));
   for (int a = 0; a < n->n_attrs; a++)
     if (strcmp(n->attrs[a].name, "ftax_iter")) ft_attr_copy(&r->attrs[r->n_attrs++], &n->attrs[a]);
   ft_node_set_int(r, "ftax_iter", s->done + 1);
   r->n_outer = n->n_outer;
   r->outer = malloc(sizeof(int) * (size_t)(n->n_outer + 1));
-  memcpy(r->outer, n->outer, sizeof(int) * (size_t)n->n_outer);
+  if (n->n_outer) memcpy(r->outer, n->outer, sizeof(int) * (size_t)n->n_outer);
 }
 
 /* Iteration `done` of Loop node i, then the Loop for the rest; guarded: cond is computed at run
@@ -157,7 +157,7 @@ static int unroll_one(ft_graph *g, int i, const loop_shape *s, int guarded, ft_e
   for (int j = 0; j < s->n_v; j++) binds[2 + j] = g->nodes[i].in[2 + j];
   int n_guard = g->nodes[i].n_guard;
   int *guard = malloc(sizeof(int) * (size_t)(n_guard + 1));
-  memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+  if (n_guard) memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
   if (guarded) guard[n_guard++] = FT_GUARD(cond, 0);
   int rc = ft_inline_subgraph(g, i, s->body, "body", binds, tag, guard, n_guard, outs, e);
   free(guard);
@@ -320,7 +320,7 @@ int ft_expand_scan(ft_graph *g, int i, ft_err *e) {
     scan_elements(g, i, &s, t, binds);
     int n_guard = g->nodes[i].n_guard;
     int *gcopy = malloc(sizeof(int) * (size_t)(n_guard + 1));
-    memcpy(gcopy, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+    if (n_guard) memcpy(gcopy, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
     guard = gcopy;
     rc = ft_inline_subgraph(g, i, s.body, "body", binds, tag, guard, n_guard, outs, e);
     free(gcopy);
