@@ -92,6 +92,8 @@ static void clone_node(ft_node *d, const ft_node *s) {
   for (int k = 0; k < s->n_attrs; k++) ft_attr_copy(&d->attrs[k], &s->attrs[k]);
 }
 
+static void name_index_build(ft_graph *g, int n_vals);
+
 ft_graph *ft_graph_clone(const ft_graph *g) {
   ft_graph *c = calloc(1, sizeof *c);
   *c = *g;
@@ -109,6 +111,8 @@ ft_graph *ft_graph_clone(const ft_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) clone_node(&c->nodes[i], &g->nodes[i]);
   c->inputs = dup_ints(g->inputs, g->n_inputs);
   c->outputs = dup_ints(g->outputs, g->n_outputs);
+  c->name_slots = NULL;
+  name_index_build(c, c->n_vals);
   return c;
 }
 
@@ -130,13 +134,53 @@ void ft_graph_free(ft_graph *g) {
     free(n->attrs);
   }
   free(g->vals); free(g->nodes); free(g->inputs); free(g->outputs); free(g->path); free(g->name);
+  free(g->name_slots);
   free(g);
 }
 
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* Index value v under its name; the first value of a name keeps it, as a scan would find it. */
+static void name_put(ft_graph *g, int v) {
+  const char *name = g->vals[v].name;
+  if (!name) return;
+  uint32_t mask = (uint32_t)g->name_cap - 1, at = name_hash(name) & mask;
+  for (;; at = (at + 1) & mask) {
+    int j = g->name_slots[at] - 1;
+    if (j < 0) { g->name_slots[at] = v + 1; return; }
+    if (!strcmp(g->vals[j].name, name)) {
+      if (v < j) g->name_slots[at] = v + 1;
+      return;
+    }
+  }
+}
+
+/* A table of at least twice the values, filled again from them. */
+static void name_index_build(ft_graph *g, int n_vals) {
+  int cap = 64;
+  while (cap < 2 * n_vals) cap *= 2;
+  free(g->name_slots);
+  g->name_slots = calloc((size_t)cap, sizeof(int));
+  g->name_cap = cap;
+  for (int v = 0; v < n_vals; v++) name_put(g, v);
+}
+
 int ft_value_find(const ft_graph *g, const char *name) {
-  for (int i = 0; i < g->n_vals; i++)
-    if (g->vals[i].name && strcmp(g->vals[i].name, name) == 0) return i;
-  return -1;
+  if (!g->name_slots) {
+    for (int i = 0; i < g->n_vals; i++)
+      if (g->vals[i].name && strcmp(g->vals[i].name, name) == 0) return i;
+    return -1;
+  }
+  uint32_t mask = (uint32_t)g->name_cap - 1, at = name_hash(name) & mask;
+  for (;; at = (at + 1) & mask) {
+    int j = g->name_slots[at] - 1;
+    if (j < 0) return -1;
+    if (!strcmp(g->vals[j].name, name)) return j;
+  }
 }
 
 int ft_value_add(ft_graph *g, const char *name) {
@@ -150,7 +194,15 @@ int ft_value_add(ft_graph *g, const char *name) {
   v->producer = -1;
   v->t.rank = -1; /* unknown until inferred */
   v->declared_rank = -1;
+  if (2 * (g->n_vals + 1) > g->name_cap) name_index_build(g, g->n_vals + 1);
+  else name_put(g, g->n_vals);
   return g->n_vals++;
+}
+
+void ft_value_rename(ft_graph *g, int v, const char *name) {
+  free(g->vals[v].name);
+  g->vals[v].name = dupstr(name);
+  name_index_build(g, g->n_vals); /* the old name may now belong to another value: rare, so rebuild */
 }
 
 int ft_value_get(ft_graph *g, const char *name) {

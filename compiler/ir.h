@@ -107,6 +107,10 @@ typedef struct ft_graph {
   int64_t opset;       /* ai.onnx opset version */
   char *path;          /* the model file, for messages */
   char *name;
+  /* Value names -> index (open addressing, slot = index + 1, 0 empty), kept by ft_value_add and
+   * ft_value_rename: a model of many values would otherwise make every lookup a scan of them all. */
+  int *name_slots;
+  int name_cap;
 } ft_graph;
 
 #define FT_GUARD(v, negated) ((v) * 2 + ((negated) ? 1 : 0))
@@ -119,6 +123,7 @@ void ft_graph_free(ft_graph *g);
 int ft_value_find(const ft_graph *g, const char *name);
 int ft_value_add(ft_graph *g, const char *name);     /* returns index; name may be NULL */
 int ft_value_get(ft_graph *g, const char *name);     /* find or add */
+void ft_value_rename(ft_graph *g, int v, const char *name);
 ft_node *ft_node_add(ft_graph *g, const char *name, const char *op_type, const char *domain,
                      int n_in, int n_out);
 void ft_attr_free(ft_attr *a);

@@ -797,15 +797,11 @@ static void merge_qkv(ft_fuse_ctx *c, attn *a, ft_node **fused) {
   /* the earliest of the three MatMuls (and its Add) computes all three; the others go */
   int first = 0;
   for (int i = 1; i < 3; i++) if (pr[i].mm < pr[first].mm) first = i;
-  int mm_out = ft_value_add(g, NULL), out = mm_out;
+  char vname[1024];
+  snprintf(vname, sizeof vname, "%.1000s.qkv", g->vals[g->nodes[pr[first].mm].out[0]].name);
+  int mm_out = ft_value_add(g, vname), out = mm_out;
   grow_uses(c);
   c->n_uses[mm_out] = 0;
-  {
-    char vname[1024];
-    snprintf(vname, sizeof vname, "%s.qkv", g->vals[g->nodes[pr[first].mm].out[0]].name);
-    free(g->vals[mm_out].name);
-    g->vals[mm_out].name = strdup(vname);
-  }
   ft_node *mm = &g->nodes[pr[first].mm];
   c->n_uses[mm->in[1]]--;
   mm->in[1] = wv;
@@ -814,12 +810,9 @@ static void merge_qkv(ft_fuse_ctx *c, attn *a, ft_node **fused) {
   mm->out[0] = mm_out;
   g->vals[mm_out].producer = pr[first].mm;
   if (with_bias) {
-    int add_out = ft_value_add(g, NULL);
+    snprintf(vname, sizeof vname, "%.1000s.qkv", g->vals[g->nodes[pr[first].add].out[0]].name);
+    int add_out = ft_value_add(g, vname);
     grow_uses(c);
-    char vname[1024];
-    snprintf(vname, sizeof vname, "%s.qkv", g->vals[g->nodes[pr[first].add].out[0]].name);
-    free(g->vals[add_out].name);
-    g->vals[add_out].name = strdup(vname);
     ft_node *ad = &g->nodes[pr[first].add];
     for (int k = 0; k < 2; k++) c->n_uses[ad->in[k]]--;
     ad->in[0] = mm_out;

@@ -29,6 +29,9 @@
 
 #define FT_UNROLL_MAX_ITERS 1024
 #define FT_UNROLL_MAX_NODES 50000
+/* Loops nest, and each check above sees only its own body: the whole graph stops growing here, or
+ * a model of a few nested loops would ask for billions of nodes. */
+#define FT_GRAPH_MAX_NODES 100000
 #define FT_STACK_GROUP 60 /* inputs of one Stack node (an op context takes FT_MAX_IO) */
 
 /* The graph attribute `name` of node i. */
@@ -92,11 +95,18 @@ static int stack_into(ft_graph *g, int i, const int *pieces, int n, int64_t axis
   return 0;
 }
 
-static int too_long(const ft_graph *g, int i, int64_t iters, const ft_graph *b, ft_err *e) {
-  if (iters <= FT_UNROLL_MAX_ITERS && iters * (b->n_nodes + 2) <= FT_UNROLL_MAX_NODES) return 0;
-  return ft_fail(e, FT_EUNSUPPORTED,
-                 "%s: %s runs %lld iterations of %d nodes; ftax unrolls loops and stops at %d iterations or %d nodes",
-                 g->path, ft_node_label(g, i), (long long)iters, b->n_nodes, FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES);
+/* iters: the loop's iterations, left: those not unrolled yet. */
+static int too_long(const ft_graph *g, int i, int64_t iters, int64_t left, const ft_graph *b, ft_err *e) {
+  if (iters > FT_UNROLL_MAX_ITERS || iters * (b->n_nodes + 2) > FT_UNROLL_MAX_NODES)
+    return ft_fail(e, FT_EUNSUPPORTED,
+                   "%s: %s runs %lld iterations of %d nodes; ftax unrolls loops and stops at %d iterations or %d nodes",
+                   g->path, ft_node_label(g, i), (long long)iters, b->n_nodes, FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES);
+  if (g->n_nodes + left * (b->n_nodes + 2) > FT_GRAPH_MAX_NODES)
+    return ft_fail(e, FT_EUNSUPPORTED,
+                   "%s: %s: unrolling its %lld iterations of %d nodes would grow the graph, %d nodes now, past %d "
+                   "nodes (loops nested in loops); ftax unrolls loops and cannot compile this model",
+                   g->path, ft_node_label(g, i), (long long)iters, b->n_nodes, g->n_nodes, FT_GRAPH_MAX_NODES);
+  return 0;
 }
 
 /* ---- Loop ------------------------------------------------------------------------------------ */
@@ -228,7 +238,8 @@ int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
     return ft_need_const(&c, 1, "the condition, which decides how long the scan outputs are; ftax plans their size "
                                 "at compile time");
   if (truth < 0 && (rc = ft_check_condition(g, i, cond, e))) return rc;
-  if ((rc = too_long(g, i, trips >= 0 ? trips : s.done + 1, s.body, e))) return rc;
+  int64_t iters = trips >= 0 ? trips : s.done + 1;
+  if ((rc = too_long(g, i, iters, iters - s.done, s.body, e))) return rc;
   return unroll_one(g, i, &s, truth < 0, e);
 }
 
@@ -276,7 +287,7 @@ static int scan_shape_of(const ft_graph *g, int i, scan_shape *s, ft_err *e) {
   if (s->len < 1 && s->n_out)
     return ft_fail(e, FT_EUNSUPPORTED, "%s: %s scans no element, so its scan outputs have no element to take a shape from",
                    g->path, ft_node_label(g, i));
-  return too_long(g, i, s->len, s->body, e);
+  return too_long(g, i, s->len, s->len, s->body, e);
 }
 
 /* binds[n_state + j] = element t of scan input j (from the end for a reverse direction). */

@@ -63,10 +63,7 @@ static int map_values(ft_graph *g, int i, const ft_graph *b, const char *which, 
  * called `to`. */
 static void rename_outer(ft_graph *s, const char *from, const char *to) {
   for (int v = 0; v < s->n_vals; v++)
-    if (ft_value_is_outer(s, v) && !strcmp(s->vals[v].name, from)) {
-      free(s->vals[v].name);
-      s->vals[v].name = strdup(to);
-    }
+    if (ft_value_is_outer(s, v) && !strcmp(s->vals[v].name, from)) ft_value_rename(s, v, to);
   for (int i = 0; i < s->n_nodes; i++)
     for (int a = 0; a < s->nodes[i].n_attrs; a++)
       if (s->nodes[i].attrs[a].g) rename_outer(s->nodes[i].attrs[a].g, from, to);
@@ -128,12 +125,14 @@ void ft_replace_node(ft_graph *g, int i, int from) {
 
 int ft_inline_subgraph(ft_graph *g, int i, const ft_graph *b, const char *what, const int *binds, const char *tag,
                        const int *guard, int n_guard, int *outs, ft_err *e) {
+  /* Nodes and values are named after node i and the tag: loops nested in loops give every copy
+   * a name of its own, so that making names unique never has to count through earlier copies. */
+  char prefix[1100];
+  if (tag && tag[0]) snprintf(prefix, sizeof prefix, "%.500s/%.500s", g->nodes[i].name, tag);
+  else snprintf(prefix, sizeof prefix, "%.1000s", g->nodes[i].name);
   int *map = malloc(sizeof(int) * (size_t)(b->n_vals + 1));
-  int rc = map_values(g, i, b, what, binds, tag, map, e);
+  int rc = map_values(g, i, b, what, binds, prefix, map, e);
   if (!rc) {
-    char prefix[1100];
-    if (tag && tag[0]) snprintf(prefix, sizeof prefix, "%.500s/%.500s", g->nodes[i].name, tag);
-    else snprintf(prefix, sizeof prefix, "%.1000s", g->nodes[i].name);
     copy_nodes(g, prefix, b, map, guard, n_guard);
     for (int k = 0; k < b->n_outputs; k++) outs[k] = map[b->outputs[k]];
   }

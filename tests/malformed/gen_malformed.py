@@ -594,6 +594,17 @@ def gen_invalid(g):
     add("loop_too_long", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
                             [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1 << 40, np.int64))]),
         expect=(3,), has=["loop_node", "1099511627776 iterations", "unrolls"], note="2^40 iterations: over the limit")
+    # each loop alone is under the unrolling limits; nested, they would ask for 10^9 nodes
+    inner_ops = [node("Identity", ["ci"], ["co"], "keep")] + [
+        node("Neg", ["v" if k == 0 else "t%d" % (k - 1)], ["t%d" % k if k < 39 else "vo"], "neg%d" % k) for k in range(40)]
+    inner = body(inner_ops, [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    outer = body([node("Identity", ["ci"], ["co"], "keep"), node("Loop", ["n", "", "v"], ["vo"], "inner_loop", body=inner)],
+                 [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    mid = body([node("Identity", ["ci"], ["co"], "keep"), node("Loop", ["n", "", "v"], ["vo"], "mid_loop", body=outer)],
+               [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    add("loop_nested_blowup", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=mid)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1000, np.int64))]),
+        expect=(3,), has=["inner_loop", "nested", "100000 nodes"], note="three Loops of 1000 iterations nested: refused")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")
