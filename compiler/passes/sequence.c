@@ -57,9 +57,12 @@ static int set_seq(ft_graph *g, int i, const int *items, int n, int dtype, ft_er
   return 0;
 }
 
-/* The element type of a sequence's items: each must have the sequence's type. */
+/* The element type of a sequence's items: each must have the sequence's type, and be a tensor. */
 static int check_item(ft_graph *g, int i, int item, int dtype, ft_err *e) {
   int dt = g->vals[item].t.dtype;
+  if (g->vals[item].is_seq)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s puts the sequence '%s' into a sequence; ftax has no sequences of sequences",
+                   g->path, ft_node_label(g, i), g->vals[item].name);
   if (!dtype || dt == dtype) return 0;
   return ft_fail(e, FT_EINVALID, "%s: %s: '%s' is %s, but the sequence holds %s", g->path, ft_node_label(g, i),
                  g->vals[item].name, ft_dtype_name(dt), ft_dtype_name(dtype));
@@ -123,9 +126,6 @@ static int seq_edit(ft_graph *g, int i, int inserting, ft_err *e) {
   if (inserting) {
     item = g->nodes[i].n_in > 1 ? g->nodes[i].in[1] : -1;
     if (item < 0) return ft_fail(e, FT_EINVALID, "%s: %s: input 1 (the tensor) is missing", g->path, ft_node_label(g, i));
-    if (g->vals[item].is_seq)
-      return ft_fail(e, FT_EUNSUPPORTED, "%s: %s inserts the sequence '%s'; ftax has no sequences of sequences", g->path,
-                     ft_node_label(g, i), g->vals[item].name);
     if (!n) dtype = g->vals[item].t.dtype; /* an empty sequence takes its first element's type */
     if ((rc = check_item(g, i, item, dtype, e))) return rc;
   } else if (!n) {
