@@ -106,6 +106,7 @@ ft_graph *ft_graph_clone(const ft_graph *g) {
     v->name = dupstr(g->vals[i].name);
     ft_tensor_clone(&v->t, &g->vals[i].t);
     for (int k = 0; k < FT_MAX_RANK; k++) v->sym[k] = dupstr(g->vals[i].sym[k]);
+    v->seq = v->n_seq ? dup_ints(g->vals[i].seq, v->n_seq) : NULL;
   }
   c->nodes = malloc(sizeof(ft_node) * (size_t)(g->cap_nodes ? g->cap_nodes : 1));
   for (int i = 0; i < g->n_nodes; i++) clone_node(&c->nodes[i], &g->nodes[i]);
@@ -126,6 +127,7 @@ void ft_graph_free(ft_graph *g) {
     free(g->vals[i].name);
     ft_tensor_free_data(&g->vals[i].t);
     for (int k = 0; k < FT_MAX_RANK; k++) free(g->vals[i].sym[k]);
+    free(g->vals[i].seq);
   }
   for (int i = 0; i < g->n_nodes; i++) {
     ft_node *n = &g->nodes[i];

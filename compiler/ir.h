@@ -71,6 +71,12 @@ typedef struct ft_value {
   int declared_rank;           /* graph outputs: the declared rank, -1 if no shape is declared */
   int64_t declared_dims[FT_MAX_RANK]; /* its sizes, -1 where symbolic */
   int producer;                /* node index, -1 for inputs and initializers */
+  /* A sequence (SequenceConstruct, SplitToSequence, ...): lowered at compile time into the list
+   * of its elements, values of this graph (compiler/passes/sequence.c); t.dtype is the element
+   * type. No sequence survives the inference sweep. */
+  int is_seq;
+  int *seq;
+  int n_seq;
 } ft_value;
 
 struct ft_opdesc;

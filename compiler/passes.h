@@ -42,6 +42,12 @@ int ft_infer(ft_graph *g, int mode, ft_err *e);
 int ft_expand_if(ft_graph *g, int i, ft_err *e);
 int ft_expand_loop(ft_graph *g, int i, ft_err *e);
 int ft_expand_scan(ft_graph *g, int i, ft_err *e);
+/* Sequence ops are lowered into lists of values (compiler/passes/sequence.c): node i goes, and
+ * what it computes is nodes in its place (SequenceAt, SplitToSequence, ConcatFromSequence) or
+ * nothing (the list alone). ft_sequence_consumer: node i, not a sequence op, reads a sequence: an
+ * Identity is lowered (0), anything else refused; -1 when it reads none. */
+int ft_expand_sequence(ft_graph *g, int i, ft_err *e);
+int ft_sequence_consumer(ft_graph *g, int i, ft_err *e);
 
 /* Remove Identity and Dropout (inference mode), then nodes whose results nobody uses. */
 int ft_simplify(ft_graph *g, ft_err *e);

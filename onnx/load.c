@@ -518,6 +518,23 @@ static int load_initializers(load_ctx *L, const Onnx__GraphProto *gp) {
   return 0;
 }
 
+static int is_sequence(const Onnx__ValueInfoProto *vi) {
+  return vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+}
+
+/* A sequence input: in a Loop body it is bound to the sequence the Loop carries, which the
+ * compiler lowers into a list of tensors (compiler/passes/sequence.c); the model's own inputs are
+ * tensors the program reads, so a sequence there is refused. */
+static int sequence_input(ft_graph *g, int v, const Onnx__ValueInfoProto *vi, int subgraph, ft_err *e) {
+  if (!subgraph)
+    return ft_fail(e, FT_EUNSUPPORTED,
+                   "%s: graph input '%s' is a sequence; ftax lowers sequences into tensors at compile time and takes "
+                   "only tensors as the model's inputs and outputs (pass the elements as separate inputs)",
+                   g->path, vi->name);
+  g->vals[v].is_seq = 1;
+  return 0;
+}
+
 static int load_inputs(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
   ft_graph *g = L->g;
   g->inputs = malloc(sizeof(int) * (gp->n_input + 1));
@@ -531,7 +548,7 @@ static int load_inputs(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
     if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
     /* a subgraph's inputs (Loop and Scan bodies) may leave their type to the op */
     int untyped = subgraph && (!vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET);
-    int rc = untyped ? 0 : set_value_type(g, v, vi, L->e);
+    int rc = untyped ? 0 : is_sequence(vi) ? sequence_input(g, v, vi, subgraph, L->e) : set_value_type(g, v, vi, L->e);
     g->vals[v].kind = FT_V_INPUT;
     g->inputs[g->n_inputs++] = v;
     if (rc) return rc;

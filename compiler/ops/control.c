@@ -1,4 +1,4 @@
-/* Control flow. If, Loop and Scan never reach their infer: the inference sweep replaces each by
+/* Control flow and sequences. If, Loop, Scan and the sequence ops never reach their infer: the inference sweep replaces each by
  * the nodes it runs (compiler/passes/branch.c, compiler/passes/loop.c). What stays is the merge
  * of an If whose condition is computed at run time: ftax.IfMerge(cond, then_value, else_value)
  * is the value of the branch that ran. */
@@ -46,5 +46,14 @@ const ft_opdesc ft_ops_control[] = {
     {"If", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
     {"Loop", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
     {"Scan", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    /* sequences: lowered at compile time into lists of values (compiler/passes/sequence.c) */
+    {"SequenceEmpty", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SequenceConstruct", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SequenceInsert", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SequenceErase", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SequenceLength", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SequenceAt", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"SplitToSequence", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
+    {"ConcatFromSequence", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
     {"IfMerge", "ftax", if_merge_infer, if_merge_plan, "control", 0},
     {0}};

@@ -93,12 +93,14 @@ static int name_model(const ft_graph *g, ft_err *e, int rc) {
   return rc;
 }
 
-/* If, Loop and Scan become the nodes they run, to be inferred next (passes.h). */
+/* If, Loop and Scan become the nodes they run, to be inferred next; sequence ops become lists of
+ * values and the nodes that read them (passes.h). */
 static int expand_control(ft_graph *g, int i, ft_err *e) {
   const char *op = g->nodes[i].op_type;
   if (!strcmp(op, "If")) return ft_expand_if(g, i, e);
   if (!strcmp(op, "Loop")) return ft_expand_loop(g, i, e);
-  return ft_expand_scan(g, i, e);
+  if (!strcmp(op, "Scan")) return ft_expand_scan(g, i, e);
+  return ft_expand_sequence(g, i, e);
 }
 
 /* Element-type gaps: nodes whose op ftax has, but not for the types they get (Conv on float64).
@@ -212,11 +214,22 @@ int ft_infer(ft_graph *g, int mode, ft_err *e) {
       i--; /* the first node of what replaced it is node i now */
       continue;
     }
-    int rc = infer_node(g, i, mode, &gp, e);
+    int rc = ft_sequence_consumer(g, i, e); /* an Identity of a sequence goes, anything else refuses it */
+    if (rc >= 0) {
+      if (rc) return gp.total ? report_gaps(g, &gp, e) : name_model(g, e, rc);
+      i--;
+      continue;
+    }
+    rc = infer_node(g, i, mode, &gp, e);
     /* a later failure may follow from a gap (no kernel, no folded data): the gaps are the news */
     if (rc > 0) return gp.total ? report_gaps(g, &gp, e) : rc;
   }
   if (gp.total) return report_gaps(g, &gp, e);
+  for (int k = 0; k < g->n_outputs; k++)
+    if (g->vals[g->outputs[k]].is_seq)
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: graph output '%s' is a sequence; ftax lowers sequences into tensors at compile "
+                     "time and gives only tensors as the model's outputs (ConcatFromSequence joins one)", g->path,
+                     g->vals[g->outputs[k]].name);
   if (mode == FT_INFER_SHAPES) drop_computed_data(g);
   return 0;
 }

@@ -32,7 +32,6 @@
 /* Loops nest, and each check above sees only its own body: the whole graph stops growing here, or
  * a model of a few nested loops would ask for billions of nodes. */
 #define FT_GRAPH_MAX_NODES 100000
-#define FT_STACK_GROUP 60 /* inputs of one Stack node (an op context takes FT_MAX_IO) */
 
 /* The graph attribute `name` of node i. */
 static int body_graph(const ft_graph *g, int i, const char *name, const ft_graph **b, ft_err *e) {
@@ -72,27 +71,6 @@ static ft_node *add_op(ft_graph *g, int i, const char *op, const char *domain, c
   for (int k = 0; k < n_in; k++) n->in[k] = ins[k];
   n->out[0] = out;
   return n;
-}
-
-/* out = the n pieces stacked along a new dim `axis`: one Stack, or Stacks of groups and a Concat. */
-static int stack_into(ft_graph *g, int i, const int *pieces, int n, int64_t axis, int out, ft_err *e) {
-  if (n <= FT_STACK_GROUP) {
-    ft_node_set_int(add_op(g, i, "Stack", "ftax", pieces, n, out), "axis", axis);
-    return 0;
-  }
-  int groups = (n + FT_STACK_GROUP - 1) / FT_STACK_GROUP, parts[FT_STACK_GROUP];
-  if (groups > FT_STACK_GROUP)
-    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: more than %d iterations give scan outputs", g->path, ft_node_label(g, i),
-                   FT_STACK_GROUP * FT_STACK_GROUP);
-  for (int k = 0; k < groups; k++) {
-    char tag[32];
-    snprintf(tag, sizeof tag, "part%d", k);
-    parts[k] = add_value_like(g, out, tag);
-    int m = n - k * FT_STACK_GROUP < FT_STACK_GROUP ? n - k * FT_STACK_GROUP : FT_STACK_GROUP;
-    ft_node_set_int(add_op(g, i, "Stack", "ftax", pieces + k * FT_STACK_GROUP, m, parts[k]), "axis", axis);
-  }
-  ft_node_set_int(add_op(g, i, "Concat", "", parts, groups, out), "axis", axis);
-  return 0;
 }
 
 /* iters: the loop's iterations, left: those not unrolled yet. */
@@ -208,7 +186,7 @@ static int finish_loop(ft_graph *g, int i, const loop_shape *s, ft_err *e) {
       break;
     }
     for (int64_t t = 0; t < s->done; t++) pieces[t] = g->nodes[i].in[2 + s->n_v + t * s->n_scan + k];
-    rc = stack_into(g, i, pieces, (int)s->done, 0, out, e);
+    rc = ft_join_into(g, i, "Stack", pieces, (int)s->done, 0, out, e);
   }
   free(pieces);
   if (!rc) ft_replace_node(g, i, from);
@@ -311,7 +289,7 @@ static int scan_output(ft_graph *g, int i, const scan_shape *s, const int *piece
   int *order = malloc(sizeof(int) * (size_t)(s->len + 1));
   int reverse = attr_at(&g->nodes[i], "scan_output_directions", k) != 0;
   for (int64_t t = 0; t < s->len; t++) order[t] = pieces[(reverse ? s->len - 1 - t : t) * s->n_out + k];
-  int rc = stack_into(g, i, order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
+  int rc = ft_join_into(g, i, "Stack", order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
   free(order);
   return rc;
 }

@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h" /* ft_node_set_int */
 #include "subgraph.h"
+
+#define FT_JOIN_GROUP 60 /* inputs of one Stack or Concat node (an op context takes FT_MAX_IO) */
 
 /* The value of g, as If node i sees it, that a branch reads by name: what the node recorded at
  * load (its outer list), or else a value of g by that name. */
@@ -156,5 +159,36 @@ int ft_check_condition(const ft_graph *g, int i, int cond, ft_err *e) {
   if (t->dtype != FT_BOOL || ft_numel(t) != 1)
     return ft_fail(e, FT_EINVALID, "%s: %s: the condition '%s' is %s of %lld elements; it takes one bool", g->path,
                    ft_node_label(g, i), g->vals[cond].name, ft_dtype_name(t->dtype), (long long)ft_numel(t));
+  return 0;
+}
+
+/* One node joining pieces[0..n) into out, named after node i and guarded as it is. */
+static void join_node(ft_graph *g, int i, const char *op, const int *pieces, int n, int64_t axis, int out) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, op);
+  ft_node *j = ft_add_node_like(g, i, name, op, strcmp(op, "Stack") ? "" : "ftax", n, 1);
+  for (int k = 0; k < n; k++) j->in[k] = pieces[k];
+  j->out[0] = out;
+  ft_node_set_int(j, "axis", axis);
+}
+
+int ft_join_into(ft_graph *g, int i, const char *op, const int *pieces, int n, int64_t axis, int out, ft_err *e) {
+  if (n <= FT_JOIN_GROUP) {
+    join_node(g, i, op, pieces, n, axis, out);
+    return 0;
+  }
+  int groups = (n + FT_JOIN_GROUP - 1) / FT_JOIN_GROUP, parts[FT_JOIN_GROUP];
+  if (groups > FT_JOIN_GROUP)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s: joins %d pieces into '%s'; ftax joins at most %d", g->path,
+                   ft_node_label(g, i), n, g->vals[out].name, FT_JOIN_GROUP * FT_JOIN_GROUP);
+  for (int k = 0; k < groups; k++) {
+    char tag[32], name[1100];
+    snprintf(tag, sizeof tag, "part%d", k);
+    snprintf(name, sizeof name, "%.1000s", g->vals[out].name);
+    parts[k] = ft_add_unique_value(g, name, tag);
+    int m = n - k * FT_JOIN_GROUP < FT_JOIN_GROUP ? n - k * FT_JOIN_GROUP : FT_JOIN_GROUP;
+    join_node(g, i, op, pieces + k * FT_JOIN_GROUP, m, axis, parts[k]);
+  }
+  join_node(g, i, "Concat", parts, groups, axis, out);
   return 0;
 }

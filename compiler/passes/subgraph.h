@@ -22,4 +22,8 @@ int ft_add_unique_value(ft_graph *g, const char *name, const char *tag);
 /* A condition computed at run time (value cond of node i) is one bool, the byte the program tests. */
 int ft_check_condition(const ft_graph *g, int i, int cond, ft_err *e);
 
+/* out = pieces[0..n) joined along `axis` by op "Stack" (a new dim) or "Concat" (an existing
+ * one): one node, or nodes of groups and a Concat above them (an op takes FT_MAX_IO inputs). */
+int ft_join_into(ft_graph *g, int i, const char *op, const int *pieces, int n, int64_t axis, int out, ft_err *e);
+
 #endif

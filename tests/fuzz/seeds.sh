@@ -2,7 +2,8 @@
 # Gather the fuzz targets' seed inputs (nothing derived is committed):
 #   seeds.sh SEEDTOOL OUT_DIR [MAX_BYTES]
 # writes OUT_DIR/fuzz_model, OUT_DIR/fuzz_tensor, OUT_DIR/fuzz_extpath:
-#   fuzz_model    tests/models/*/model.onnx, tests/data/**/*.onnx, tests/cuda/*.onnx, the ONNX
+#   fuzz_model    tests/models/*/model.onnx (seq_split and seq_ops carry Loop and Sequence
+#                 nodes), tests/data/**/*.onnx, tests/cuda/*.onnx, the ONNX
 #                 backend node tests listed below, and each of those node tests again with its
 #                 test_data_set_0 inputs folded in as initializers (seedtool fold: ftax then
 #                 evaluates every node at compile time)
@@ -34,7 +35,8 @@ test_range_float_type_positive_delta test_onehot_with_axis test_nonzero_example
 test_constantofshape_float_ones test_shape test_size test_lstm_defaults test_gru_defaults
 test_dft test_roialign_aligned_true test_gridsample test_reversesequence_batch
 test_nonmaxsuppression_center_point_box_format test_sum_example test_max_example
-test_compress_0 test_unique_not_sorted_without_axis test_tril test_mean_example"
+test_compress_0 test_unique_not_sorted_without_axis test_tril test_mean_example test_loop11
+test_range_float_type_positive_delta_expanded"
 
 rm -rf "$out/fuzz_model" "$out/fuzz_tensor" "$out/fuzz_extpath"
 mkdir -p "$out/fuzz_model" "$out/fuzz_tensor" "$out/fuzz_extpath"

@@ -605,6 +605,54 @@ def gen_invalid(g):
     add("loop_nested_blowup", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=mid)],
                                  [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1000, np.int64))]),
         expect=(3,), has=["inner_loop", "nested", "100000 nodes"], note="three Loops of 1000 iterations nested: refused")
+    # Sequences: lowered into lists of tensors at compile time (compiler/passes/sequence.c)
+    pair = [node("SequenceConstruct", ["x", "x"], ["s"], "construct")]
+    i64 = lambda nm, v: init(nm, np.array(v, np.int64))
+    add("seq_at_out_of_range", mk(pair + [node("SequenceAt", ["s", "p"], ["y"], "at_node")], [vi("x", F, [2, 3])],
+                                  [vi("y", F, None)], [i64("p", 5)]),
+        has=["at_node", "position 5", "2 elements"], note="SequenceAt 5 of a sequence of 2")
+    add("seq_at_runtime_position", mk(pair + [node("SequenceAt", ["s", "p"], ["y"], "at_node")],
+                                      [vi("x", F, [2, 3]), vi("p", I64, [])], [vi("y", F, None)]),
+        expect=(3,), has=["at_node", "position", "--bind p="], note="a position from an input: bind it")
+    add("seq_at_tensor", mk([node("SequenceAt", ["x", "p"], ["y"], "at_node")], [vi("x", F, [2, 3])],
+                            [vi("y", F, None)], [i64("p", 0)]),
+        has=["at_node", "is a tensor"], note="SequenceAt of a tensor")
+    add("seq_at_arity", mk(pair + [node("SequenceAt", ["s", "p", "p"], ["y"], "at_node")], [vi("x", F, [2, 3])],
+                           [vi("y", F, None)], [i64("p", 0)]),
+        has=["at_node"], note="SequenceAt with three inputs")
+    add("seq_insert_type", mk(pair + [node("SequenceInsert", ["s", "k"], ["s2"], "insert_node"),
+                                      node("ConcatFromSequence", ["s2"], ["y"], "concat_node", axis=0)],
+                              [vi("x", F, [2, 3])], [vi("y", F, None)], [i64("k", [[1, 2, 3]])]),
+        has=["insert_node", "'k'", "sequence holds"], note="an int64 tensor into a float sequence")
+    add("seq_erase_empty", mk([node("SequenceEmpty", [], ["s"], "empty"), node("SequenceErase", ["s"], ["s2"], "erase_node"),
+                               node("ConcatFromSequence", ["s2"], ["y"], "concat_node", axis=0)],
+                              [vi("x", F, [2, 3])], [vi("y", F, None)]),
+        has=["erase_node", "empty"], note="SequenceErase of an empty sequence")
+    add("seq_concat_empty", mk([node("SequenceEmpty", [], ["s"], "empty"),
+                                node("ConcatFromSequence", ["s"], ["y"], "concat_node", axis=0)],
+                               [vi("x", F, [2, 3])], [vi("y", F, None)]),
+        has=["concat_node", "empty sequence"], note="ConcatFromSequence of nothing")
+    add("seq_split_sizes", mk([node("SplitToSequence", ["x", "sz"], ["s"], "split_node", axis=1),
+                               node("ConcatFromSequence", ["s"], ["y"], "concat_node", axis=1)],
+                              [vi("x", F, [2, 3])], [vi("y", F, None)], [i64("sz", [2, 2])]),
+        has=["split_node", "add up"], note="split sizes 2+2 of a dim of 3")
+    add("seq_split_huge", mk([node("SplitToSequence", ["x"], ["s"], "split_node", axis=0),
+                              node("ConcatFromSequence", ["s"], ["y"], "concat_node", axis=0)],
+                             [vi("x", F, [5000, 1])], [vi("y", F, None)]),
+        expect=(3,), has=["split_node", "5000 pieces", "4096"], note="5000 pieces: past the sequence limit")
+    add("seq_read_by_relu", mk(pair + [node("Relu", ["s"], ["y"], "relu_node")], [vi("x", F, [2, 3])],
+                               [vi("y", F, None)]),
+        expect=(2, 3), has=["relu_node"], note="a sequence where a tensor goes")
+    add("seq_graph_output", mk(pair, [vi("x", F, [2, 3])], [helper.make_tensor_sequence_value_info("s", F, None)]),
+        expect=(3,), has=["'s'", "is a sequence"], note="a sequence as the model's output")
+    add("seq_graph_input", mk([node("ConcatFromSequence", ["s"], ["y"], "concat_node", axis=0)],
+                              [helper.make_tensor_sequence_value_info("s", F, None)], [vi("y", F, None)]),
+        expect=(3,), has=["'s'", "is a sequence"], note="a sequence as the model's input")
+    seq_b = branch([node("SequenceConstruct", ["x"], ["sb"], "construct_b")], ["sb"])
+    add("seq_runtime_if", mk(runtime_c + [node("If", ["c"], ["s"], "if_node", then_branch=seq_b, else_branch=seq_b),
+                                          node("ConcatFromSequence", ["s"], ["y"], "concat_node", axis=0)],
+                             [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
+        expect=(3,), has=["if_node", "sequence", "run time"], note="a sequence out of a run-time If")
     add("empty_graph", mk([], [], []), note="no nodes, no outputs")
     add("no_outputs", mk([node("Relu", ["x"], ["y"], "relu_node")], [vi("x", F, [2, 3])], []),
         note="a graph without outputs")

@@ -242,6 +242,43 @@ Test(passes, infer_folds_constant_subgraphs) {
   ft_graph_free(g);
 }
 
+/* Sequences are lowered by the sweep into lists of values: SplitToSequence of 6 rows by 4 is a
+ * Slice per piece (4 and 2 rows), SequenceInsert and SequenceErase only edit the list, SequenceAt
+ * is the element (an Identity), SequenceLength a constant and ConcatFromSequence a Concat; no
+ * sequence op is left and no value a node reads is a sequence. */
+Test(passes, infer_lowers_sequences_into_values) {
+  const int64_t one = 1, four = 4, zero = 0, none[1] = {0};
+  Onnx__GraphProto *gp = tb_graph("g");
+  tb_add_input(gp, tb_value("x", FT_FLOAT, "6,3"));
+  tb_add_init(gp, tb_tensor_i64("four", 0, none, &four));
+  tb_add_init(gp, tb_tensor_i64("zero", 0, none, &zero));
+  tb_add_init(gp, tb_tensor_i64("one", 0, none, &one));
+  tb_add_node(gp, tb_node("SplitToSequence", "split", "x,four", "s"));  /* rows 0-3, 4-5 */
+  tb_add_node(gp, tb_node("SequenceInsert", "insert", "s,x,zero", "s2")); /* x, rows 0-3, rows 4-5 */
+  tb_add_node(gp, tb_node("SequenceErase", "erase", "s2,one", "s3"));     /* x, rows 4-5 */
+  tb_add_node(gp, tb_node("SequenceAt", "at", "s3,one", "last"));
+  tb_add_node(gp, tb_node("SequenceLength", "len", "s3", "n"));
+  Onnx__NodeProto *cat = tb_node("ConcatFromSequence", "cat", "s3", "y");
+  tb_attr_int(cat, "axis", 0);
+  tb_add_node(gp, cat);
+  tb_add_output(gp, tb_value("y", FT_FLOAT, NULL));
+  tb_add_output(gp, tb_value("last", FT_FLOAT, NULL));
+  tb_add_output(gp, tb_value("n", FT_INT64, NULL));
+  ft_graph *g = tu_roundtrip(tb_model(gp, 13), dir, "m.onnx");
+  front_end(g, &no_pins, 1);
+  char *live = tu_live_ops(g);
+  cr_assert_str_eq(live, "Slice,Slice,Identity,Concat", "%s", live);
+  const ft_value *y = &g->vals[ft_value_find(g, "y")], *last = &g->vals[ft_value_find(g, "last")];
+  cr_assert(y->t.rank == 2 && y->t.dims[0] == 8 && y->t.dims[1] == 3, "y is x and its last 2 rows");
+  cr_assert(last->t.rank == 2 && last->t.dims[0] == 2, "last: rows 4-5");
+  const ft_value *n = &g->vals[ft_value_find(g, "n")];
+  cr_assert(n->kind == FT_V_CONST && n->t.data && *(const int64_t *)n->t.data == 2, "SequenceLength folds to 2");
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++)
+      cr_assert(g->nodes[i].in[k] < 0 || !g->vals[g->nodes[i].in[k]].is_seq, "node %d reads a sequence", i);
+  ft_graph_free(g);
+}
+
 /* What torch exports for x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat ->
  * Reshape, here between two compute nodes. After inference with folding only the compute nodes
  * and the view are left, and the view's target is the constant the chain computes. */
