@@ -466,6 +466,68 @@ static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ---- ftax.QDQMatMul, ftax.QDQConv (compiler/fuse/fuse_qdq.c) -------------------------------
+ * in: a (float32, quantized on the way in, or its 8-bit quantized form), a_scale, a_zp, w (int8
+ * or uint8 constant), w_scale, w_zp, bias (float32, optional); out float32: the exact int32 sums
+ * times a_scale * w_scale (+ bias, then Relu with relu=1). QDQMatMul: transB=1 for Gemm's [N, K]. */
+static int qdq_check(ft_opctx *c, int64_t N) {
+  if (c->n_in < 6 || !c->in[0] || !c->in[1] || !c->in[3] || !c->in[4]) return ft_infer_fail(c, FT_EINVALID, "needs a, a_scale, w and w_scale");
+  const ft_tensor *a = c->in[0], *w = c->in[3], *bias = opt_in(c, 6);
+  if (a->dtype != FT_FLOAT && !is_8bit(a->dtype)) return ft_infer_fail(c, FT_EINVALID, "a must be float32, uint8 or int8");
+  if (!is_8bit(w->dtype) || !w->data) return ft_infer_fail(c, FT_EINVALID, "w must be a uint8 or int8 constant");
+  if (c->in[1]->dtype != FT_FLOAT || c->in[4]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EINVALID, "scales must be float32");
+  int64_t n;
+  int rc;
+  if ((rc = count_of(c, c->in[1], 1, "a_scale", &n)) || (rc = count_of(c, opt_in(c, 2), 1, "a_zero_point", &n)) ||
+      (rc = count_of(c, c->in[4], N, "w_scale", &n)) || (rc = count_of(c, opt_in(c, 5), N, "w_zero_point", &n)))
+    return rc;
+  if (bias && (bias->dtype != FT_FLOAT || ft_numel(bias) != N)) return ft_infer_fail(c, FT_EINVALID, "bias must be float32 with one value per output channel");
+  c->out[0]->dtype = FT_FLOAT;
+  return 0;
+}
+
+static int qdq_matmul_infer(ft_opctx *c) {
+  if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs a and w");
+  const ft_tensor *a = c->in[0], *w = c->in[3];
+  if (w->rank != 2) return ft_infer_fail(c, FT_EINVALID, "w must be a matrix");
+  if (ft_attr_int(c->node, "transB", 0)) {
+    if (a->rank != 2 || a->dims[1] != w->dims[1]) return ft_infer_fail(c, FT_EINVALID, "a must be [M, K] for w [N, K]");
+    int rc = qdq_check(c, w->dims[0]);
+    if (rc) return rc;
+    c->out[0]->rank = 2;
+    c->out[0]->dims[0] = a->dims[0];
+    c->out[0]->dims[1] = w->dims[0];
+    return 0;
+  }
+  mm g;
+  int rc = mm_shape(c, a, w, &g);
+  if (rc || (rc = qdq_check(c, g.N))) return rc;
+  mm_out(&g, c->out[0]);
+  return 0;
+}
+
+static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
+  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
+  i8_plan_matrix(c, k, &r, ft_attr_int(c->node, "transB", 0) != 0);
+  return 0;
+}
+
+static int qdq_conv_infer(ft_opctx *c) {
+  if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs x and w");
+  const ft_tensor *x = c->in[0], *w = c->in[3];
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc || (rc = qdq_check(c, w->dims[0]))) return rc;
+  if (ft_attr_int(c->node, "group", 1) != 1) return ft_infer_fail(c, FT_EUNSUPPORTED, "group must be 1");
+  qconv_out(x, w, &win, c->out[0]);
+  return 0;
+}
+
+static int qdq_conv_plan(ft_opctx *c, ft_kcall *k) {
+  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
+  return i8_plan_conv(c, k, &r);
+}
+
 const ft_opdesc ft_ops_quant[] = {
     {"QuantizeLinear", "", quantize_infer, quantize_plan, "quant", 0},
     {"DequantizeLinear", "", dequantize_infer, dequantize_plan, "quant", 0},
@@ -474,4 +536,6 @@ const ft_opdesc ft_ops_quant[] = {
     {"QLinearMatMul", "", qlinear_matmul_infer, qlinear_matmul_plan, "quant", 0},
     {"ConvInteger", "", conv_integer_infer, conv_integer_plan, "quant", 0},
     {"QLinearConv", "", qlinear_conv_infer, qlinear_conv_plan, "quant", 0},
+    {"QDQMatMul", "ftax", qdq_matmul_infer, qdq_matmul_plan, "gemm_int8", 0},
+    {"QDQConv", "ftax", qdq_conv_infer, qdq_conv_plan, "gemm_int8", 0},
     {0}};
