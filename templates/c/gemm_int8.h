@@ -16,8 +16,9 @@
  *   B packed: int32 colsum'[N16], then panels of FT_I8_NR = 64 columns (the last one 16, 32 or
  *             48 wide: N16 = N rounded up to 16); panel j of width w at byte 4*N16 + 64*j*K4,
  *             group g of column c at [(g*w + c)*4 .. +4). Columns past N and k past K are 0.
- *   A packed: slivers of FT_I8_MR rows; row m's group g at
- *             [(m/MR)*MR*K4 + g*MR*4 + (m%MR)*4 .. +4). Rows past M and k past K are 0.
+ *   A packed: a chunk of mc rows (a multiple of FT_I8_MR), group by group: row r's group g at
+ *             [(g*mc + r)*4 .. +4), so that packing is a 4-way byte interleave of k rows that
+ *             are contiguous in r. Rows past M and k past K are 0.
  * A conv's A is its im2col matrix, one row per output position, packed straight from the
  * image (padding holds ca: it contributes 0); the output is written transposed (NCHW).
  *
@@ -52,6 +53,8 @@
 #define FT_I8_NR 64
 /* A bytes per chunk of rows packed at once (the chunk stays in L2 while every panel passes) */
 #define FT_I8_A_BYTES ((int64_t)192 << 10)
+/* and at most this many rows (a conv's k rows are built on the stack, 4 at a time) */
+#define FT_I8_MAX_ROWS 4096
 
 /* p layout */
 enum {
@@ -118,7 +121,7 @@ static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
 
 #ifdef FT_I8_VNNI
 #define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const uint8_t *a, const int8_t *b, int64_t G, int32_t *tile) {   \
+  static void ft_i8_kernel_##NV(const uint8_t *a, int64_t as, const int8_t *b, int64_t G, int32_t *tile) { \
     __m512i acc[FT_I8_MR][NV];                                                                   \
     for (int r = 0; r < FT_I8_MR; r++)                                                           \
       for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();                           \
@@ -127,7 +130,7 @@ static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
       for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + (g * NV + v) * 64)); \
       for (int r = 0; r < FT_I8_MR; r++) {                                                       \
         int32_t w4;                                                                              \
-        memcpy(&w4, a + (g * FT_I8_MR + r) * 4, 4);                                              \
+        memcpy(&w4, a + g * as + r * 4, 4);                                                      \
         __m512i av = _mm512_set1_epi32(w4);                                                      \
         for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);      \
       }                                                                                          \
@@ -137,12 +140,12 @@ static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
   }
 #else
 #define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const uint8_t *a, const int8_t *b, int64_t G, int32_t *tile) {   \
+  static void ft_i8_kernel_##NV(const uint8_t *a, int64_t as, const int8_t *b, int64_t G, int32_t *tile) { \
     int32_t acc[FT_I8_MR][NV * 16];                                                              \
     memset(acc, 0, sizeof acc);                                                                  \
     for (int64_t g = 0; g < G; g++)                                                              \
       for (int r = 0; r < FT_I8_MR; r++) {                                                       \
-        const uint8_t *ar = a + (g * FT_I8_MR + r) * 4;                                          \
+        const uint8_t *ar = a + g * as + r * 4;                                                  \
         const int8_t *bg = b + g * NV * 64;                                                      \
         for (int c = 0; c < NV * 16; c++)                                                        \
           acc[r][c] += ar[0] * bg[c * 4] + ar[1] * bg[c * 4 + 1] + ar[2] * bg[c * 4 + 2] + ar[3] * bg[c * 4 + 3]; \
@@ -177,9 +180,7 @@ typedef struct {
 } ft_i8_ctx;
 
 /* packed A position of (row r of the chunk, k) */
-static inline int64_t ft_i8_apos(const ft_i8_ctx *c, int64_t r, int64_t k) {
-  return (r / FT_I8_MR) * FT_I8_MR * c->K4 + (k >> 2) * FT_I8_MR * 4 + (r % FT_I8_MR) * 4 + (k & 3);
-}
+static inline int64_t ft_i8_apos(const ft_i8_ctx *c, int64_t r, int64_t k) { return ((k >> 2) * c->mc + r) * 4 + (k & 3); }
 
 static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
   float v = rintf(x / s) + (float)z;
@@ -201,37 +202,81 @@ static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
             : kind == 1 ? (uint8_t)(((const int8_t *)c->a)[at] + 128)
                         : ft_i8_quant_u8(((const float *)c->a)[at], c->qs, c->ca);
       }
-      d[(k >> 2) * FT_I8_MR * 4 + (k & 3)] = v;
+      d[(k >> 2) * c->mc * 4 + (k & 3)] = v;
     }
   }
 }
 
-/* conv A (im2col of an image already in uint8, ca in the padding): k rows [lo, hi) */
-static void ft_i8_pack_a_conv(const void *ctx, int64_t lo, int64_t hi) {
-  const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
+/* One k row of a conv's im2col over the chunk's positions into row[0, rows): a run of one output
+ * row at a time, its input row and bounds found once per run (stride 1: a copy between pads). */
+static void ft_i8_im2col_row(const ft_i8_ctx *c, int64_t k, uint8_t *row) {
   const int64_t *w = c->p + FT_I8_WIN, *in_ = w, *od = w + 3, *kk = w + 6, *st = w + 9, *dl = w + 12, *pb = w + 15;
   int64_t ksz = kk[0] * kk[1] * kk[2], isz = in_[0] * in_[1] * in_[2];
-  const uint8_t *x = (const uint8_t *)c->a;
-  for (int64_t k = lo; k < hi; k++) {
-    uint8_t *d = c->ap + ft_i8_apos(c, 0, k);
-    if (k >= c->K) { /* the pad of K to 4: zero */
-      for (int64_t r = 0; r < c->mc; r++) d[(r / FT_I8_MR) * FT_I8_MR * c->K4 + (r % FT_I8_MR) * 4] = 0;
+  int64_t ic = k / ksz, t = k % ksz, ta = t / (kk[1] * kk[2]), tb = t / kk[2] % kk[1], tc = t % kk[2];
+  const uint8_t *xc = (const uint8_t *)c->a + ic * isz;
+  uint8_t pad = (uint8_t)c->ca;
+  for (int64_t r = 0; r < c->rows;) {
+    int64_t pos = c->c0 + r, o2 = pos % od[2], o1 = pos / od[2] % od[1], o0 = pos / (od[2] * od[1]);
+    int64_t n = od[2] - o2 < c->rows - r ? od[2] - o2 : c->rows - r;
+    int64_t i0 = o0 * st[0] - pb[0] + ta * dl[0], i1 = o1 * st[1] - pb[1] + tb * dl[1];
+    int64_t i2 = o2 * st[2] - pb[2] + tc * dl[2];
+    uint8_t *d = row + r;
+    r += n;
+    if (!(i0 >= 0 && i0 < in_[0] && i1 >= 0 && i1 < in_[1])) {
+      memset(d, pad, (size_t)n);
       continue;
     }
-    int64_t ic = k / ksz, t = k % ksz, ta = t / (kk[1] * kk[2]), tb = t / kk[2] % kk[1], tc = t % kk[2];
-    const uint8_t *xc = x + ic * isz;
-    int64_t o2 = c->c0 % od[2], o1 = c->c0 / od[2] % od[1], o0 = c->c0 / (od[2] * od[1]);
-    for (int64_t r = 0; r < c->mc; r++) {
-      uint8_t v = (uint8_t)c->ca;
-      if (r < c->rows) {
-        int64_t i0 = o0 * st[0] - pb[0] + ta * dl[0], i1 = o1 * st[1] - pb[1] + tb * dl[1];
-        int64_t i2 = o2 * st[2] - pb[2] + tc * dl[2];
-        if (i0 >= 0 && i0 < in_[0] && i1 >= 0 && i1 < in_[1] && i2 >= 0 && i2 < in_[2])
-          v = xc[(i0 * in_[1] + i1) * in_[2] + i2];
-        if (++o2 == od[2]) { o2 = 0; if (++o1 == od[1]) { o1 = 0; o0++; } }
-      } else v = 0;
-      d[(r / FT_I8_MR) * FT_I8_MR * c->K4 + (r % FT_I8_MR) * 4] = v;
+    const uint8_t *xr = xc + (i0 * in_[1] + i1) * in_[2];
+    if (st[2] == 1) {
+      int64_t ja = i2 < 0 ? -i2 : 0, jb = in_[2] - i2 < n ? in_[2] - i2 : n;
+      if (ja > n) ja = n;
+      if (jb < ja) jb = ja;
+      memset(d, pad, (size_t)ja);
+      if (jb > ja) memcpy(d + ja, xr + i2 + ja, (size_t)(jb - ja));
+      memset(d + jb, pad, (size_t)(n - jb));
+    } else {
+      for (int64_t j = 0; j < n; j++, i2 += st[2]) d[j] = i2 >= 0 && i2 < in_[2] ? xr[i2] : pad;
     }
+  }
+}
+
+/* positions [c0, c0 + rows) of a 1x1 conv of stride 1 without padding: the image row itself */
+static inline int ft_i8_conv_direct(const int64_t *p) {
+  const int64_t *w = p + FT_I8_WIN;
+  for (int i = 0; i < 3; i++)
+    if (w[6 + i] != 1 || w[9 + i] != 1 || w[15 + i] != 0 || w[i] != w[3 + i]) return 0;
+  return 1;
+}
+
+/* conv A: groups [lo, hi) of 4 k rows, each interleaved into the chunk's words */
+static void ft_i8_pack_a_conv(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
+  uint8_t buf[4][FT_I8_MAX_ROWS];
+  int direct = ft_i8_conv_direct(c->p);
+  int64_t isz = c->p[FT_I8_WIN] * c->p[FT_I8_WIN + 1] * c->p[FT_I8_WIN + 2];
+  for (int64_t g = lo; g < hi; g++) {
+    const uint8_t *rows[4];
+    for (int j = 0; j < 4; j++) {
+      int64_t k = 4 * g + j;
+      if (k >= c->K) {
+        memset(buf[j], 0, (size_t)c->rows);
+        rows[j] = buf[j];
+      } else if (direct) {
+        rows[j] = (const uint8_t *)c->a + k * isz + c->c0;
+      } else {
+        ft_i8_im2col_row(c, k, buf[j]);
+        rows[j] = buf[j];
+      }
+    }
+    uint8_t *d = c->ap + g * c->mc * 4;
+    const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
+    for (int64_t r = 0; r < c->rows; r++) {
+      d[4 * r] = r0[r];
+      d[4 * r + 1] = r1[r];
+      d[4 * r + 2] = r2[r];
+      d[4 * r + 3] = r3[r];
+    }
+    memset(d + 4 * c->rows, 0, (size_t)(4 * (c->mc - c->rows)));
   }
 }
 
@@ -254,31 +299,71 @@ static void ft_i8_rowsums(ft_i8_ctx *c) {
   }
 }
 
-/* ---- epilogue ------------------------------------------------------------------------------ */
+/* ---- epilogue ------------------------------------------------------------------------------
+ * The tile's sums are corrected first (comp per column, zb' x rowsum per row and column), then
+ * stored by one loop per output kind, over n within m where Y's columns are contiguous (a
+ * matmul) and over m within n where its rows are (a conv's NCHW). */
 
-static inline void ft_i8_store(const ft_i8_ctx *c, int64_t m, int64_t n, int32_t acc) {
+/* one corrected sum to its output element */
+#define FT_I8_EPI_LOOP(BODY)                                                                     \
+  do {                                                                                           \
+    if (cs == 1) {                                                                               \
+      for (int64_t r = 0; r < nr; r++)                                                           \
+        for (int64_t q = 0; q < nc; q++) { int64_t n = j0 + q, at = (m0 + r) * rs + n; int32_t acc = tile[r * FT_I8_NR + q]; BODY; } \
+    } else {                                                                                     \
+      for (int64_t q = 0; q < nc; q++)                                                           \
+        for (int64_t r = 0; r < nr; r++) { int64_t n = j0 + q, at = (m0 + r) * rs + n * cs; int32_t acc = tile[r * FT_I8_NR + q]; BODY; } \
+    }                                                                                            \
+  } while (0)
+
+static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_t r0, int64_t nr, int64_t j0, int64_t nc) {
   const int64_t *p = c->p;
-  int64_t at = m * p[FT_I8_Y_RS] + n * p[FT_I8_Y_CS];
-  float s = c->scale ? c->scale[c->nscale > 1 ? n : 0] : 1.0f;
+  int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
+  for (int64_t r = 0; r < nr; r++)
+    for (int64_t q = 0; q < nc; q++)
+      tile[r * FT_I8_NR + q] += c->comp[j0 + q] - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
+  const float *sc = c->scale;
+  int per_n = c->nscale > 1;
   switch (p[FT_I8_OUT]) {
-  case FT_I8_OUT_S32: ((int32_t *)c->y)[at] = acc; break;
+  case FT_I8_OUT_S32: {
+    int32_t *y = (int32_t *)c->y;
+    FT_I8_EPI_LOOP(y[at] = acc);
+    break;
+  }
   case FT_I8_OUT_F32: {
-    float v = (float)acc * s;
-    if (p[FT_I8_BIAS] == 1) v += ((const float *)c->bias)[n];
-    if (p[FT_I8_RELU] && v < 0) v = 0;
-    ((float *)c->y)[at] = v;
+    float *y = (float *)c->y;
+    const float *fb = p[FT_I8_BIAS] == 1 ? (const float *)c->bias : NULL;
+    int relu = (int)p[FT_I8_RELU];
+    FT_I8_EPI_LOOP({
+      float v = (float)acc * sc[per_n ? n : 0];
+      if (fb) v += fb[n];
+      if (relu && v < 0) v = 0;
+      y[at] = v;
+    });
     break;
   }
   default: {
-    if (p[FT_I8_BIAS] == 2) acc += ((const int32_t *)c->bias)[n];
-    float v = rintf((float)acc * s) + (float)c->zy;
-    if (p[FT_I8_OUT] == FT_I8_OUT_U8) ((uint8_t *)c->y)[at] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    else ((int8_t *)c->y)[at] = (int8_t)(v < -128.0f ? -128.0f : v > 127.0f ? 127.0f : v);
+    const int32_t *ib = p[FT_I8_BIAS] == 2 ? (const int32_t *)c->bias : NULL;
+    float zy = (float)c->zy;
+    if (p[FT_I8_OUT] == FT_I8_OUT_U8) {
+      uint8_t *y = (uint8_t *)c->y;
+      FT_I8_EPI_LOOP({
+        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[per_n ? n : 0]) + zy;
+        y[at] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+      });
+    } else {
+      int8_t *y = (int8_t *)c->y;
+      FT_I8_EPI_LOOP({
+        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[per_n ? n : 0]) + zy;
+        y[at] = (int8_t)(v < -128.0f ? -128.0f : v > 127.0f ? 127.0f : v);
+      });
+    }
   }
   }
 }
+#undef FT_I8_EPI_LOOP
 
-/* items [lo, hi): (panel, sliver) of the chunk; the tile of sums, corrected, through the store */
+/* items [lo, hi): (panel, sliver) of the chunk; the tile of sums through the epilogue */
 static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t slivers = c->mc / FT_I8_MR, G = c->K4 >> 2;
@@ -287,28 +372,17 @@ static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
     int64_t j0 = it / slivers * FT_I8_NR, s = it % slivers;
     int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
     const int8_t *b = c->bp + j0 * c->K4;
-    const uint8_t *a = c->ap + s * FT_I8_MR * c->K4;
+    const uint8_t *a = c->ap + s * FT_I8_MR * 4;
+    int64_t as = c->mc * 4;
     switch (w / 16) {
-    case 1: ft_i8_kernel_1(a, b, G, tile); break;
-    case 2: ft_i8_kernel_2(a, b, G, tile); break;
-    case 3: ft_i8_kernel_3(a, b, G, tile); break;
-    default: ft_i8_kernel_4(a, b, G, tile); break;
+    case 1: ft_i8_kernel_1(a, as, b, G, tile); break;
+    case 2: ft_i8_kernel_2(a, as, b, G, tile); break;
+    case 3: ft_i8_kernel_3(a, as, b, G, tile); break;
+    default: ft_i8_kernel_4(a, as, b, G, tile); break;
     }
     int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
     int64_t nc = c->N - j0 < w ? c->N - j0 : w;
-    if (c->p[FT_I8_Y_CS] == 1) {
-      for (int64_t r = 0; r < nr; r++)
-        for (int64_t q = 0; q < nc; q++) {
-          int32_t v = tile[r * FT_I8_NR + q] + c->comp[j0 + q] - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
-          ft_i8_store(c, c->c0 + r0 + r, j0 + q, v);
-        }
-    } else {
-      for (int64_t q = 0; q < nc; q++)
-        for (int64_t r = 0; r < nr; r++) {
-          int32_t v = tile[r * FT_I8_NR + q] + c->comp[j0 + q] - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
-          ft_i8_store(c, c->c0 + r0 + r, j0 + q, v);
-        }
-    }
+    ft_i8_epilogue(c, tile, c->c0 + r0, r0, nr, j0, nc);
   }
 }
 
@@ -322,6 +396,7 @@ static inline int64_t ft_i8_chunk(const int64_t *p) {
   int64_t K4 = ft_i8_k4(p[FT_I8_K]), c = FT_I8_A_BYTES / K4 / FT_I8_MR * FT_I8_MR;
   int64_t m = (p[FT_I8_M] + FT_I8_MR - 1) / FT_I8_MR * FT_I8_MR;
   if (c < FT_I8_MR) c = FT_I8_MR;
+  if (c > FT_I8_MAX_ROWS) c = FT_I8_MAX_ROWS;
   return c < m ? c : m;
 }
 /* scratch: [comp, zbp, rowsum, scale] int32/float, packed A chunk, the uint8 image, B unpacked */
@@ -415,7 +490,7 @@ static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *i
       c.rows = c.M - c.c0 < c.mc ? c.M - c.c0 : c.mc;
       int64_t mcu = c.mc;
       c.mc = (c.rows + FT_I8_MR - 1) / FT_I8_MR * FT_I8_MR; /* the last chunk: only its slivers */
-      if (p[FT_I8_CONV]) ft_parallel_for(c.K4, c.K4 * c.mc >= 16384, ft_i8_pack_a_conv, &c);
+      if (p[FT_I8_CONV]) ft_parallel_for(c.K4 / 4, c.K4 * c.mc >= 16384, ft_i8_pack_a_conv, &c);
       else ft_parallel_for(c.mc, c.K4 * c.mc >= 16384, ft_i8_pack_a_rows, &c);
       if (c.zbp) ft_i8_rowsums(&c);
       int64_t items = panels * (c.mc / FT_I8_MR);

@@ -145,7 +145,7 @@ static void run_one(const icase *q, kern_fn kern, pack_fn pack, const char *path
   release(&b);
 }
 
-static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}};
+static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}};
 
 static void sweep(kern_fn kern, pack_fn pack, const char *path) {
   int i = 0;
