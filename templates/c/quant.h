@@ -31,8 +31,16 @@
     const float *X = (const float *)in[0], *sc = (const float *)in[1];                           \
     const T *zp = p[4] ? (const T *)in[2] : NULL;                                                \
     T *Y = (T *)out[0];                                                                          \
+    if (!per_axis) { /* one scale: a loop the compiler vectorizes */                             \
+      const float s = sc[0], z = zp ? (float)zp[0] : 0.0f;                                       \
+      for (int64_t i = 0; i < total; i++) {                                                      \
+        float v = rintf(X[i] / s) + z;                                                           \
+        Y[i] = (T)FT_Q_SAT(v, (float)(LO), (float)(HI));                                         \
+      }                                                                                          \
+      return;                                                                                    \
+    }                                                                                            \
     for (int64_t i = 0; i < total; i++) {                                                        \
-      int64_t c = per_axis ? (i / inner) % n : 0;                                                \
+      int64_t c = (i / inner) % n;                                                               \
       float v = rintf(X[i] / sc[c]) + (zp ? (float)zp[c] : 0.0f);                                \
       Y[i] = (T)FT_Q_SAT(v, (float)(LO), (float)(HI));                                           \
     }                                                                                            \
@@ -52,9 +60,15 @@ FT_QUANTIZE(i16, int16_t, -32768, 32767)
     const T *X = (const T *)in[0], *zp = p[4] ? (const T *)in[2] : NULL;                         \
     const float *sc = (const float *)in[1];                                                      \
     float *Y = (float *)out[0];                                                                  \
+    if (!per_axis) { /* one scale: a loop the compiler vectorizes */                             \
+      const int64_t z = zp ? (int64_t)zp[0] : 0;                                                 \
+      const float s = sc[0];                                                                     \
+      for (int64_t i = 0; i < total; i++) Y[i] = (float)((int64_t)X[i] - z) * s;                 \
+      return;                                                                                    \
+    }                                                                                            \
     for (int64_t i = 0; i < total; i++) {                                                        \
-      int64_t c = per_axis ? (i / inner) % n : 0;                                                \
-      Y[i] = (float)((int64_t)X[i] - (zp ? (int64_t)zp[c] : 0)) * sc[c];                         \
+      int64_t c = (i / inner) % n;                                                               \
+      Y[i] = (float)((int64_t)X[i] - (zp ? (int64_t)zp[c] : 0)) * sc[c];                        \
     }                                                                                            \
   }
 FT_DEQUANTIZE(u8, uint8_t)
