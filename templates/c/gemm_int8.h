@@ -187,22 +187,38 @@ static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
   return (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
 }
 
-/* matrix A: chunk rows [lo, hi) */
+/* matrix A: chunk rows [lo, hi). Four consecutive k of a row are one word of the packed chunk:
+ * 8-bit A is moved a word at a time (int8 flipped to uint8 by its top bits: x + 128 = x ^ 0x80). */
 static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
-  int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS];
+  int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS], G = c->K4 >> 2, Gf = c->K >> 2;
+  uint32_t flip = kind == 1 ? 0x80808080u : 0;
+  uint32_t *d32 = (uint32_t *)(void *)c->ap;
   for (int64_t r = lo; r < hi; r++) {
     int64_t m = c->c0 + r;
-    uint8_t *d = c->ap + ft_i8_apos(c, r, 0);
-    for (int64_t k = 0; k < c->K4; k++) {
-      uint8_t v = 0;
-      if (m < c->M && k < c->K) {
-        int64_t at = m * rs + k;
-        v = kind == 0 ? ((const uint8_t *)c->a)[at]
-            : kind == 1 ? (uint8_t)(((const int8_t *)c->a)[at] + 128)
-                        : ft_i8_quant_u8(((const float *)c->a)[at], c->qs, c->ca);
+    if (m >= c->M) {
+      for (int64_t g = 0; g < G; g++) d32[g * c->mc + r] = 0;
+      continue;
+    }
+    if (kind == 2) {
+      const float *x = (const float *)c->a + m * rs;
+      for (int64_t g = 0; g < G; g++) {
+        uint8_t b[4];
+        for (int j = 0; j < 4; j++) b[j] = 4 * g + j < c->K ? ft_i8_quant_u8(x[4 * g + j], c->qs, c->ca) : 0;
+        memcpy(&d32[g * c->mc + r], b, 4);
       }
-      d[(k >> 2) * c->mc * 4 + (k & 3)] = v;
+      continue;
+    }
+    const uint8_t *x = (const uint8_t *)c->a + m * rs;
+    for (int64_t g = 0; g < Gf; g++) {
+      uint32_t w;
+      memcpy(&w, x + 4 * g, 4);
+      d32[g * c->mc + r] = w ^ flip;
+    }
+    if (Gf < G) { /* the last k, past K zero */
+      uint8_t b[4] = {0, 0, 0, 0};
+      for (int64_t k = 4 * Gf; k < c->K; k++) b[k - 4 * Gf] = (uint8_t)(x[k] ^ (flip & 0xff));
+      memcpy(&d32[Gf * c->mc + r], b, 4);
     }
   }
 }
