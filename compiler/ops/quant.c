@@ -222,7 +222,7 @@ static int64_t role(ft_opctx *c, int i) { return i >= 0 && opt_in(c, i) ? i : -1
 static void i8_plan_common(ft_opctx *c, ft_kcall *k, const i8_roles *r) {
   int64_t *p = k->p;
   memset(p, 0, sizeof(int64_t) * FT_I8_NP);
-  const ft_tensor *a = c->in[r->a], *b = c->in[r->b], *az = opt_in(c, (int)role(c, r->az));
+  const ft_tensor *a = c->in[r->a], *b = c->in[r->b], *az = r->az >= 0 ? opt_in(c, r->az) : NULL;
   p[FT_I8_A_KIND] = a_kind(a->dtype);
   p[FT_I8_AZ_SIGNED] = az && az->dtype == FT_INT8;
   p[FT_I8_B_SIGNED] = b->dtype == FT_INT8;
