@@ -7,6 +7,7 @@
 #include <string.h>
 
 /* Patterns, in order. Each lives in its own file, compiler/fuse/fuse_<name>.c. */
+int ft_fuse_qdq(ft_fuse_ctx *c);
 int ft_fuse_attention(ft_fuse_ctx *c);
 int ft_fuse_embed_layernorm(ft_fuse_ctx *c);
 int ft_fuse_layernorm(ft_fuse_ctx *c);
@@ -18,6 +19,7 @@ int ft_fuse_conv_epilogue(ft_fuse_ctx *c);
 int ft_fuse_elementwise(ft_fuse_ctx *c);
 
 static const ft_fuse_pass passes[] = {
+    {"qdq", ft_fuse_qdq}, /* first: the float passes would take its Conv and Relu */
     {"attention", ft_fuse_attention},
     {"embed_layernorm", ft_fuse_embed_layernorm},
     {"layernorm", ft_fuse_layernorm},

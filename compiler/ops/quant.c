@@ -3,9 +3,15 @@
  *
  * Scales are float32 and zero points uint8 or int8 (16-bit for Quantize/DequantizeLinear), one
  * per tensor or one per channel along `axis` (per row/column/output channel for the matmuls and
- * convs). Blocked quantization (opset 21 block_size) and float8 are not supported. */
+ * convs). Blocked quantization (opset 21 block_size) and float8 are not supported.
+ *
+ * With a constant weight (B, w) the matmuls and convs run on the int8 GEMM core
+ * (templates/c/gemm_int8.h: weights packed at compile time, vpdpbusd where the build has VNNI),
+ * as do the QDQ fusions ftax.QDQMatMul and ftax.QDQConv (compiler/fuse/fuse_qdq.c); grouped
+ * convs, per-row A zero points and weights computed at run time keep the plain loops below. */
 #include <string.h>
 
+#include "gemm_int8.h"
 #include "op.h"
 #include "quant.h"
 #include "window.h"
@@ -194,6 +200,103 @@ static int count_of(ft_opctx *c, const ft_tensor *t, int64_t per, const char *wh
   return 0;
 }
 
+static int qconv_window(ft_opctx *c, const ft_tensor *x, const ft_tensor *w, ft_window *win);
+
+/* ---- the int8 GEMM core (templates/c/gemm_int8.h) ---------------------------------------- */
+
+static const ft_kentry gemm_int8_k = FT_KENTRY(ft_gemm_int8);
+
+static int64_t a_kind(int dt) { return dt == FT_FLOAT ? 2 : dt == FT_INT8 ? 1 : 0; }
+static int64_t out_kind(int dt) {
+  return dt == FT_INT32 ? FT_I8_OUT_S32 : dt == FT_FLOAT ? FT_I8_OUT_F32 : dt == FT_INT8 ? FT_I8_OUT_S8 : FT_I8_OUT_U8;
+}
+
+/* The roles of a node's inputs: indices, -1 absent (an omitted optional input too). */
+typedef struct i8_roles {
+  int a, as, az, b, bs, bz, ys, yz, bias;
+} i8_roles;
+
+static int64_t role(ft_opctx *c, int i) { return i >= 0 && opt_in(c, i) ? i : -1; }
+
+/* Everything but the shapes: kinds, input roles, counts, epilogue; B packed at compile time. */
+static void i8_plan_common(ft_opctx *c, ft_kcall *k, const i8_roles *r) {
+  int64_t *p = k->p;
+  memset(p, 0, sizeof(int64_t) * FT_I8_NP);
+  const ft_tensor *a = c->in[r->a], *b = c->in[r->b], *az = r->az >= 0 ? opt_in(c, r->az) : NULL;
+  p[FT_I8_A_KIND] = a_kind(a->dtype);
+  p[FT_I8_AZ_SIGNED] = az && az->dtype == FT_INT8;
+  p[FT_I8_B_SIGNED] = b->dtype == FT_INT8;
+  p[FT_I8_OUT] = out_kind(c->out[0]->dtype);
+  p[FT_I8_NBATCH] = 1;
+  int64_t *in = p + FT_I8_IN_A;
+  int roles[9] = {r->a, r->as, r->az, r->b, r->bs, r->bz, r->ys, r->yz, r->bias};
+  for (int i = 0; i < 9; i++) in[i] = role(c, roles[i]);
+  p[FT_I8_NZA] = az ? 1 : 0;
+  p[FT_I8_NZB] = p[FT_I8_IN_BZ] >= 0 ? ft_numel(c->in[p[FT_I8_IN_BZ]]) : 0;
+  p[FT_I8_NSB] = p[FT_I8_IN_BS] >= 0 ? ft_numel(c->in[p[FT_I8_IN_BS]]) : 0;
+  if (p[FT_I8_IN_BIAS] >= 0) p[FT_I8_BIAS] = c->in[p[FT_I8_IN_BIAS]]->dtype == FT_FLOAT ? 1 : 2;
+  p[FT_I8_RELU] = ft_attr_int(c->node, "relu", 0) != 0;
+  k->np = FT_I8_NP;
+  k->entry = &gemm_int8_k;
+  k->templates = "gemm_int8";
+  k->prepack.input = r->b;
+  k->prepack.flag_p = FT_I8_PACKED;
+  k->prepack.pack = ft_i8_pack_b;
+}
+
+/* A [..., K] as rows times a constant B [K, N] (tb: B is [N, K]); Y [rows, N]. */
+static void i8_plan_matrix(ft_opctx *c, ft_kcall *k, const i8_roles *r, int tb) {
+  const ft_tensor *a = c->in[r->a], *b = c->in[r->b];
+  int64_t K = a->dims[a->rank - 1], N = b->dims[tb ? 0 : 1], *p = k->p;
+  i8_plan_common(c, k, r);
+  p[FT_I8_M] = ft_numel(a) / (K ? K : 1);
+  p[FT_I8_N] = N;
+  p[FT_I8_K] = K;
+  p[FT_I8_B_RS] = tb ? 1 : N;
+  p[FT_I8_B_CS] = tb ? K : 1;
+  p[FT_I8_A_RS] = K;
+  p[FT_I8_Y_RS] = N;
+  p[FT_I8_Y_CS] = 1;
+  k->scratch = ft_i8_scratch(p);
+}
+
+/* A conv of group 1 with a constant w: one GEMM per image, rows the output positions. */
+static int i8_plan_conv(ft_opctx *c, ft_kcall *k, const i8_roles *r) {
+  const ft_tensor *x = c->in[r->a], *w = c->in[r->b];
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc) return rc;
+  int64_t *p = k->p;
+  i8_plan_common(c, k, r);
+  ft_window_params(&win, p + FT_I8_WIN);
+  int64_t isz = p[FT_I8_WIN] * p[FT_I8_WIN + 1] * p[FT_I8_WIN + 2], osz = p[FT_I8_WIN + 3] * p[FT_I8_WIN + 4] * p[FT_I8_WIN + 5];
+  p[FT_I8_CONV] = 1;
+  p[FT_I8_C] = x->dims[1];
+  p[FT_I8_M] = osz;
+  p[FT_I8_N] = w->dims[0];
+  p[FT_I8_K] = ft_numel(w) / w->dims[0];
+  p[FT_I8_B_RS] = 1;
+  p[FT_I8_B_CS] = p[FT_I8_K];
+  p[FT_I8_Y_RS] = 1;
+  p[FT_I8_Y_CS] = osz;
+  p[FT_I8_NBATCH] = x->dims[0];
+  p[FT_I8_A_BS] = x->dims[1] * isz;
+  p[FT_I8_Y_BS] = w->dims[0] * osz;
+  k->scratch = ft_i8_scratch(p);
+  return 0;
+}
+
+/* The matmul ops on the core: a constant 2-D B, one zero point for A. */
+static int i8_matrix_fits(ft_opctx *c, int a, int b, int az) {
+  const ft_tensor *bt = c->in[b], *azt = opt_in(c, az);
+  return bt->data && bt->rank == 2 && c->in[a]->rank >= 1 && (!azt || ft_numel(azt) == 1);
+}
+
+/* The convs on the core: a constant w, group 1. */
+static int i8_conv_fits(ft_opctx *c, int w) { return c->in[w]->data && ft_attr_int(c->node, "group", 1) == 1; }
+
+/* ---- MatMulInteger, QLinearMatMul ---- */
+
 static int matmul_integer_infer(ft_opctx *c) {
   int rc = need_inputs(c, 2);
   if (rc) return rc;
@@ -220,6 +323,11 @@ static int matmul_integer_plan(ft_opctx *c, ft_kcall *k) {
   mm g;
   int rc = mm_shape(c, c->in[0], c->in[1], &g);
   if (rc) return rc;
+  if (i8_matrix_fits(c, 0, 1, 2)) {
+    i8_roles r = {0, -1, 2, 1, -1, 3, -1, -1, -1};
+    i8_plan_matrix(c, k, &r, 0);
+    return 0;
+  }
   PAIR_KERNEL(k, ft_matmul_integer, c->in[0]->dtype, c->in[1]->dtype);
   const ft_tensor *az = opt_in(c, 2), *bz = opt_in(c, 3);
   return mm_params(&g, az ? ft_numel(az) : 0, bz ? ft_numel(bz) : 0, 1, k);
@@ -258,6 +366,11 @@ static int qlinear_matmul_plan(ft_opctx *c, ft_kcall *k) {
   mm g;
   int rc = mm_shape(c, c->in[0], c->in[3], &g);
   if (rc) return rc;
+  if (i8_matrix_fits(c, 0, 3, 2)) {
+    i8_roles r = {0, 1, 2, 3, 4, 5, 6, 7, -1};
+    i8_plan_matrix(c, k, &r, 0);
+    return 0;
+  }
   if (c->in[7]->dtype == FT_UINT8) PAIR_KERNEL(k, ft_qlinear_matmul, c->in[0]->dtype, c->in[3]->dtype, _u8);
   else PAIR_KERNEL(k, ft_qlinear_matmul, c->in[0]->dtype, c->in[3]->dtype, _i8);
   return mm_params(&g, 1, ft_numel(c->in[5]), ft_numel(c->in[4]), k);
@@ -315,6 +428,10 @@ static int conv_integer_plan(ft_opctx *c, ft_kcall *k) {
   ft_window win;
   int rc = qconv_window(c, x, w, &win);
   if (rc) return rc;
+  if (i8_conv_fits(c, 1)) {
+    i8_roles r = {0, -1, 2, 1, -1, 3, -1, -1, -1};
+    return i8_plan_conv(c, k, &r);
+  }
   PAIR_KERNEL(k, ft_conv_integer, x->dtype, w->dtype);
   qconv_params(c, x, w, &win, wz ? ft_numel(wz) : 0, 1, k);
   k->scratch = ft_qconv_scratch(k->p); /* int16 weights and one im2col chunk */
@@ -339,10 +456,76 @@ static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
   ft_window win;
   int rc = qconv_window(c, x, w, &win);
   if (rc) return rc;
+  if (i8_conv_fits(c, 3)) {
+    i8_roles r = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    return i8_plan_conv(c, k, &r);
+  }
   if (c->in[7]->dtype == FT_UINT8) PAIR_KERNEL(k, ft_qlinear_conv, x->dtype, w->dtype, _u8);
   else PAIR_KERNEL(k, ft_qlinear_conv, x->dtype, w->dtype, _i8);
   qconv_params(c, x, w, &win, ft_numel(c->in[5]), ft_numel(c->in[4]), k);
   return 0;
+}
+
+/* ---- ftax.QDQMatMul, ftax.QDQConv (compiler/fuse/fuse_qdq.c) -------------------------------
+ * in: a (float32, quantized on the way in, or its 8-bit quantized form), a_scale, a_zp, w (int8
+ * or uint8 constant), w_scale, w_zp, bias (float32, optional); out float32: the exact int32 sums
+ * times a_scale * w_scale (+ bias, then Relu with relu=1). QDQMatMul: transB=1 for Gemm's [N, K]. */
+static int qdq_check(ft_opctx *c, int64_t N) {
+  if (c->n_in < 6 || !c->in[0] || !c->in[1] || !c->in[3] || !c->in[4]) return ft_infer_fail(c, FT_EINVALID, "needs a, a_scale, w and w_scale");
+  const ft_tensor *a = c->in[0], *w = c->in[3], *bias = opt_in(c, 6);
+  if (a->dtype != FT_FLOAT && !is_8bit(a->dtype)) return ft_infer_fail(c, FT_EINVALID, "a must be float32, uint8 or int8");
+  if (!is_8bit(w->dtype) || !w->data) return ft_infer_fail(c, FT_EINVALID, "w must be a uint8 or int8 constant");
+  if (c->in[1]->dtype != FT_FLOAT || c->in[4]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EINVALID, "scales must be float32");
+  int64_t n;
+  int rc;
+  if ((rc = count_of(c, c->in[1], 1, "a_scale", &n)) || (rc = count_of(c, opt_in(c, 2), 1, "a_zero_point", &n)) ||
+      (rc = count_of(c, c->in[4], N, "w_scale", &n)) || (rc = count_of(c, opt_in(c, 5), N, "w_zero_point", &n)))
+    return rc;
+  if (bias && (bias->dtype != FT_FLOAT || ft_numel(bias) != N)) return ft_infer_fail(c, FT_EINVALID, "bias must be float32 with one value per output channel");
+  c->out[0]->dtype = FT_FLOAT;
+  return 0;
+}
+
+static int qdq_matmul_infer(ft_opctx *c) {
+  if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs a and w");
+  const ft_tensor *a = c->in[0], *w = c->in[3];
+  if (w->rank != 2) return ft_infer_fail(c, FT_EINVALID, "w must be a matrix");
+  if (ft_attr_int(c->node, "transB", 0)) {
+    if (a->rank != 2 || a->dims[1] != w->dims[1]) return ft_infer_fail(c, FT_EINVALID, "a must be [M, K] for w [N, K]");
+    int rc = qdq_check(c, w->dims[0]);
+    if (rc) return rc;
+    c->out[0]->rank = 2;
+    c->out[0]->dims[0] = a->dims[0];
+    c->out[0]->dims[1] = w->dims[0];
+    return 0;
+  }
+  mm g;
+  int rc = mm_shape(c, a, w, &g);
+  if (rc || (rc = qdq_check(c, g.N))) return rc;
+  mm_out(&g, c->out[0]);
+  return 0;
+}
+
+static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
+  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
+  i8_plan_matrix(c, k, &r, ft_attr_int(c->node, "transB", 0) != 0);
+  return 0;
+}
+
+static int qdq_conv_infer(ft_opctx *c) {
+  if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs x and w");
+  const ft_tensor *x = c->in[0], *w = c->in[3];
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc || (rc = qdq_check(c, w->dims[0]))) return rc;
+  if (ft_attr_int(c->node, "group", 1) != 1) return ft_infer_fail(c, FT_EUNSUPPORTED, "group must be 1");
+  qconv_out(x, w, &win, c->out[0]);
+  return 0;
+}
+
+static int qdq_conv_plan(ft_opctx *c, ft_kcall *k) {
+  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
+  return i8_plan_conv(c, k, &r);
 }
 
 const ft_opdesc ft_ops_quant[] = {
@@ -353,4 +536,6 @@ const ft_opdesc ft_ops_quant[] = {
     {"QLinearMatMul", "", qlinear_matmul_infer, qlinear_matmul_plan, "quant", 0},
     {"ConvInteger", "", conv_integer_infer, conv_integer_plan, "quant", 0},
     {"QLinearConv", "", qlinear_conv_infer, qlinear_conv_plan, "quant", 0},
+    {"QDQMatMul", "ftax", qdq_matmul_infer, qdq_matmul_plan, "gemm_int8", 0},
+    {"QDQConv", "ftax", qdq_conv_infer, qdq_conv_plan, "gemm_int8", 0},
     {0}};

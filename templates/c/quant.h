@@ -31,8 +31,16 @@
     const float *X = (const float *)in[0], *sc = (const float *)in[1];                           \
     const T *zp = p[4] ? (const T *)in[2] : NULL;                                                \
     T *Y = (T *)out[0];                                                                          \
+    if (!per_axis) { /* one scale: a loop the compiler vectorizes */                             \
+      const float s = sc[0], z = zp ? (float)zp[0] : 0.0f;                                       \
+      for (int64_t i = 0; i < total; i++) {                                                      \
+        float v = rintf(X[i] / s) + z;                                                           \
+        Y[i] = (T)FT_Q_SAT(v, (float)(LO), (float)(HI));                                         \
+      }                                                                                          \
+      return;                                                                                    \
+    }                                                                                            \
     for (int64_t i = 0; i < total; i++) {                                                        \
-      int64_t c = per_axis ? (i / inner) % n : 0;                                                \
+      int64_t c = (i / inner) % n;                                                               \
       float v = rintf(X[i] / sc[c]) + (zp ? (float)zp[c] : 0.0f);                                \
       Y[i] = (T)FT_Q_SAT(v, (float)(LO), (float)(HI));                                           \
     }                                                                                            \
@@ -52,9 +60,15 @@ FT_QUANTIZE(i16, int16_t, -32768, 32767)
     const T *X = (const T *)in[0], *zp = p[4] ? (const T *)in[2] : NULL;                         \
     const float *sc = (const float *)in[1];                                                      \
     float *Y = (float *)out[0];                                                                  \
+    if (!per_axis) { /* one scale: a loop the compiler vectorizes */                             \
+      const int64_t z = zp ? (int64_t)zp[0] : 0;                                                 \
+      const float s = sc[0];                                                                     \
+      for (int64_t i = 0; i < total; i++) Y[i] = (float)((int64_t)X[i] - z) * s;                 \
+      return;                                                                                    \
+    }                                                                                            \
     for (int64_t i = 0; i < total; i++) {                                                        \
-      int64_t c = per_axis ? (i / inner) % n : 0;                                                \
-      Y[i] = (float)((int64_t)X[i] - (zp ? (int64_t)zp[c] : 0)) * sc[c];                         \
+      int64_t c = (i / inner) % n;                                                               \
+      Y[i] = (float)((int64_t)X[i] - (zp ? (int64_t)zp[c] : 0)) * sc[c];                        \
     }                                                                                            \
   }
 FT_DEQUANTIZE(u8, uint8_t)
@@ -72,18 +86,32 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
   (void)f; (void)scratch;
   int64_t n = p[0];
   const float *X = (const float *)in[0];
-  float lo = 0, hi = 0;
-  for (int64_t i = 0; i < n; i++) {
-    if (X[i] < lo) lo = X[i];
-    if (X[i] > hi) hi = X[i];
+  /* the range in 16 lanes (a loop the compiler vectorizes), then across them; min and max are
+     exact, so the order does not matter */
+  float lo16[16] = {0}, hi16[16] = {0}, lo = 0, hi = 0;
+  int64_t i, n16 = n / 16 * 16;
+  for (i = 0; i < n16; i += 16)
+    for (int j = 0; j < 16; j++) {
+      lo16[j] = X[i + j] < lo16[j] ? X[i + j] : lo16[j];
+      hi16[j] = X[i + j] > hi16[j] ? X[i + j] : hi16[j];
+    }
+  for (i = n16; i < n; i++) {
+    lo = X[i] < lo ? X[i] : lo;
+    hi = X[i] > hi ? X[i] : hi;
+  }
+  for (int j = 0; j < 16; j++) {
+    if (lo16[j] < lo) lo = lo16[j];
+    if (hi16[j] > hi) hi = hi16[j];
   }
   float scale = (hi - lo) / 255.0f, z = scale != 0 ? rintf((0 - lo) / scale) : 0;
   uint8_t zp = (uint8_t)FT_Q_SAT(z, 0.0f, 255.0f);
   uint8_t *Y = (uint8_t *)out[0];
-  for (int64_t i = 0; i < n; i++) {
-    float v = scale != 0 ? rintf(X[i] / scale) + zp : zp;
-    Y[i] = (uint8_t)FT_Q_SAT(v, 0.0f, 255.0f);
-  }
+  if (scale == 0) memset(Y, zp, (size_t)n);
+  else
+    for (i = 0; i < n; i++) {
+      float v = rintf(X[i] / scale) + zp;
+      Y[i] = (uint8_t)FT_Q_SAT(v, 0.0f, 255.0f);
+    }
   if (p[1] > 1 && out[1]) *(float *)out[1] = scale;
   if (p[1] > 2 && out[2]) *(uint8_t *)out[2] = zp;
 }

@@ -1,0 +1,142 @@
+/* Fusion pass `qdq`: the QDQ form of a quantized model runs its matrix products in int8.
+ *
+ *   Conv|MatMul|Gemm(DequantizeLinear(xq, sx, zx), DequantizeLinear(wq, sw, zw), bias?) [-> Relu]
+ *     -> ftax.QDQConv | ftax.QDQMatMul(a, sx, zx, wq, sw, zw, bias?)  relu=0|1
+ *
+ * on the int8 GEMM core (templates/c/gemm_int8.h): the sums of (xq - zx)(wq - zw) are exact in
+ * int32, the output is acc * sx * sw[n] (+ bias) in float32, what DequantizeLinear followed by
+ * the float op computes up to the float op's rounding. a is x itself when xq comes from
+ * QuantizeLinear(x, sx, zx) with the same scale and zero point (the kernel quantizes x while
+ * packing it: x / sx rounded half to even, + zx, saturated, as QuantizeLinear does), else xq.
+ *
+ * The weight's DequantizeLinear has only constant inputs: constant folding has already turned it
+ * into a float32 constant. Its folded node keeps its inputs, so the pass reads the int8 weight,
+ * its scales and zero points there. Weights must be quantized per tensor or per output channel
+ * (axis 0 of a Conv's w and of Gemm's transposed B, axis 1 of a MatMul's or Gemm's [K, N] B).
+ * Conv of group 1 only (a depthwise Conv keeps its float path); Gemm with transA 0 and alpha,
+ * beta 1. The Quantize/DequantizeLinear nodes left without readers are removed by the dead-code
+ * pass after fusion. */
+#include <string.h>
+
+#include "fuse_tf.h"
+
+static int is_8bit(int dt) { return dt == FT_UINT8 || dt == FT_INT8; }
+
+/* n is a node of this (default-domain) op type, live or folded */
+static int op_is(const ft_node *n, const char *op) { return !n->domain[0] && !strcmp(n->op_type, op); }
+
+static int input(const ft_node *n, int j) { return j < n->n_in ? n->in[j] : -1; }
+
+/* w is a float constant folded from DequantizeLinear of a constant 8-bit weight, per tensor or
+ * per channel along `axis` (of rank 2 or more): its node, else -1 */
+static int folded_weight(const ft_graph *g, int w, int axis) {
+  int p = g->vals[w].producer;
+  if (p < 0 || !g->nodes[p].dead || !op_is(&g->nodes[p], "DequantizeLinear")) return -1;
+  const ft_node *d = &g->nodes[p];
+  int q = input(d, 0), s = input(d, 1), z = input(d, 2);
+  if (q < 0 || s < 0 || !g->vals[q].t.data || !is_8bit(g->vals[q].t.dtype) || !g->vals[s].t.data) return -1;
+  if (z >= 0 && !g->vals[z].t.data) return -1;
+  const ft_tensor *qt = &g->vals[q].t;
+  int64_t ns = ft_numel(&g->vals[s].t), a = ft_attr_int(d, "axis", 1);
+  if (a < 0) a += qt->rank;
+  if (ns != 1 && (a != axis || ns != qt->dims[axis])) return -1;
+  return p;
+}
+
+/* The quantized activation behind x = DequantizeLinear(xq, sx, zx) (per tensor): the node,
+ * else -1 */
+static int activation_dq(const ft_graph *g, int x) {
+  int p = ft_producer(g, x);
+  if (p < 0 || !ft_is_op(g, p, "DequantizeLinear")) return -1;
+  const ft_node *d = &g->nodes[p];
+  int q = input(d, 0), s = input(d, 1), z = input(d, 2);
+  if (q < 0 || s < 0 || !is_8bit(g->vals[q].t.dtype) || !g->vals[s].t.data || ft_numel(&g->vals[s].t) != 1) return -1;
+  if (z >= 0 && (!g->vals[z].t.data || ft_numel(&g->vals[z].t) != 1)) return -1;
+  return p;
+}
+
+/* two scalar constants hold the same bytes */
+static int same_const(const ft_graph *g, int a, int b) {
+  if (a == b) return 1;
+  if (a < 0 || b < 0) return 0;
+  const ft_tensor *x = &g->vals[a].t, *y = &g->vals[b].t;
+  return x->data && y->data && x->dtype == y->dtype && ft_numel(x) == 1 && ft_numel(y) == 1 &&
+         !memcmp(x->data, y->data, ft_dtype_size(x->dtype));
+}
+
+/* A: x when xq = QuantizeLinear(x) with the same scale and zero point; else xq */
+static int activation_source(const ft_graph *g, const ft_node *dq) {
+  int xq = dq->in[0], q = ft_producer(g, xq);
+  if (q >= 0 && ft_is_op(g, q, "QuantizeLinear") && g->vals[g->nodes[q].in[0]].t.dtype == FT_FLOAT &&
+      same_const(g, input(&g->nodes[q], 1), dq->in[1]) && same_const(g, input(&g->nodes[q], 2), input(dq, 2)) &&
+      input(dq, 2) >= 0)
+    return g->nodes[q].in[0];
+  return xq;
+}
+
+/* which axis of the weight holds the output channels; -1: this node does not fuse */
+static int weight_axis(ft_fuse_ctx *c, int i) {
+  const ft_graph *g = c->g;
+  const ft_node *n = &g->nodes[i];
+  if (op_is(n, "Conv")) return ft_attr_int(n, "group", 1) == 1 ? 0 : -1;
+  if (g->vals[n->in[1]].t.rank != 2) return -1;
+  if (op_is(n, "MatMul")) return 1;
+  if (ft_attr_int(n, "transA", 0) || ft_attr_float(n, "alpha", 1.0f) != 1.0f || g->vals[n->in[0]].t.rank != 2) return -1;
+  if (input(n, 2) >= 0 && ft_attr_float(n, "beta", 1.0f) != 1.0f) return -1;
+  return ft_attr_int(n, "transB", 0) ? 0 : 1;
+}
+
+/* the bias (float32, one per output channel, constant) or -1; -2 when it does not fit */
+static int bias_of(const ft_graph *g, const ft_node *n, int64_t N) {
+  int b = op_is(n, "MatMul") ? -1 : input(n, 2);
+  if (b < 0) return -1;
+  const ft_tensor *t = &g->vals[b].t;
+  return t->dtype == FT_FLOAT && ft_numel(t) == N && t->rank == 1 ? b : -2;
+}
+
+static void fuse_one(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  ft_node *n = &g->nodes[i];
+  if (n->n_in < 2 || n->in[0] < 0 || n->in[1] < 0 || g->vals[n->out[0]].t.dtype != FT_FLOAT) return;
+  int axis = weight_axis(c, i);
+  if (axis < 0) return;
+  int wd = folded_weight(g, n->in[1], axis), xd = activation_dq(g, n->in[0]);
+  if (wd < 0 || xd < 0) {
+    if (wd >= 0) ft_fuse_note(c, i, "int8 weight, but the activation does not come from DequantizeLinear (per tensor)");
+    return;
+  }
+  const ft_node *w = &g->nodes[wd], *x = &g->nodes[xd];
+  int64_t N = g->vals[w->in[0]].t.dims[axis];
+  int bias = bias_of(g, n, N);
+  if (bias == -2) {
+    ft_fuse_note(c, i, "int8 weight and activation, but the bias is not float32 with one value per output channel");
+    return;
+  }
+  int ins[7] = {activation_source(g, x), x->in[1], input(x, 2), w->in[0], w->in[1], input(w, 2), bias};
+  int out = n->out[0], relu = tf_sole_reader(c, out), dead[1];
+  int nd = 0;
+  if (relu >= 0 && ft_is_op(g, relu, "Relu")) {
+    dead[nd++] = relu;
+    out = g->nodes[relu].out[0];
+  }
+  /* the node keeps its attributes (Conv's window, Gemm's transB): set them aside while it is
+     rewritten, which drops them */
+  ft_attr *attrs = n->attrs;
+  int n_attrs = n->n_attrs;
+  n->attrs = NULL;
+  n->n_attrs = 0;
+  const char *op = op_is(n, "Conv") ? "QDQConv" : "QDQMatMul";
+  int is_matmul = op_is(n, "MatMul");
+  ft_node *f = tf_rewrite(c, i, op, ins, bias >= 0 ? 7 : 6, &out, 1, dead, nd);
+  f->attrs = attrs;
+  f->n_attrs = n_attrs;
+  if (is_matmul) ft_node_set_int(f, "transB", 0);
+  if (nd) ft_node_set_int(f, "relu", 1);
+}
+
+int ft_fuse_qdq(ft_fuse_ctx *c) {
+  ft_graph *g = c->g;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (ft_is_op(g, i, "Conv") || ft_is_op(g, i, "MatMul") || ft_is_op(g, i, "Gemm")) fuse_one(c, i);
+  return 0;
+}

@@ -1,0 +1,244 @@
+/* The int8 GEMM core (templates/c/gemm_int8.h) against a plain integer reference, on odd shapes
+ * (M, N, K not multiples of the 6 x 64 tile or of 4), every operand pairing (A uint8, int8 or
+ * float32 quantized on the way in; B int8 or uint8), zero points absent, scalar and per column,
+ * B packed ahead or at run time, and every epilogue: int32, float32 with per-tensor or
+ * per-channel scale, bias and Relu, requantized uint8/int8 with an int32 bias. Both builds of the
+ * core run: this file's (vpdpbusd where the compiler targets VNNI) and gemm_int8_portable.c
+ * (plain C); integer sums are exact, so both must equal the reference bit for bit, and the
+ * float epilogues compute the same float expressions as the reference. One convolution case
+ * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm_int8.h"
+
+const char *gemm_int8_portable_path(void);
+void gemm_int8_portable(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
+size_t gemm_int8_portable_pack(const int64_t *p, const void *src, void *dst);
+
+static unsigned rng = 4242u;
+static int rnd8(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (int)((rng >> 8) & 0xff);
+}
+
+typedef struct icase {
+  int64_t M, N, K;
+  int a_kind, b_signed, out, nza, nzb, nsb, bias, relu, packed, az_signed;
+} icase;
+
+/* inputs in the roles' order: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, bias */
+typedef struct ibufs {
+  void *a, *b, *az, *bz, *bias;
+  float as, ys, *bs;
+  uint8_t yz_u;
+  int8_t yz_s;
+} ibufs;
+
+static int32_t ld8(const void *p, int64_t i, int s) { return s ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i]; }
+
+static void make(const icase *q, ibufs *b) {
+  int64_t M = q->M, N = q->N, K = q->K;
+  b->a = malloc((size_t)(M * K * 4));
+  for (int64_t i = 0; i < M * K; i++) {
+    if (q->a_kind == 2) ((float *)b->a)[i] = (float)(rnd8() - 120) * 0.37f + 0.185f * (float)(i % 3); /* ties too */
+    else ((uint8_t *)b->a)[i] = (uint8_t)rnd8();
+  }
+  b->b = malloc((size_t)(K * N));
+  for (int64_t i = 0; i < K * N; i++) ((uint8_t *)b->b)[i] = (uint8_t)rnd8();
+  b->az = malloc(1);
+  *(uint8_t *)b->az = (uint8_t)(rnd8() % 200);
+  b->bz = malloc((size_t)N);
+  for (int64_t i = 0; i < N; i++) ((uint8_t *)b->bz)[i] = (uint8_t)(rnd8() % 50 + (q->b_signed ? 0 : 100));
+  b->bs = malloc(sizeof(float) * (size_t)N);
+  for (int64_t i = 0; i < N; i++) b->bs[i] = 0.001f * (float)(1 + rnd8());
+  b->as = 0.37f;
+  b->ys = 3.1f;
+  b->yz_u = 17;
+  b->yz_s = -9;
+  b->bias = malloc(sizeof(float) * (size_t)N);
+  for (int64_t i = 0; i < N; i++) {
+    if (q->bias == 1) ((float *)b->bias)[i] = (float)(rnd8() - 128) * 0.01f;
+    else ((int32_t *)b->bias)[i] = (rnd8() - 128) * 7;
+  }
+}
+
+static void release(ibufs *b) {
+  free(b->a); free(b->b); free(b->az); free(b->bz); free(b->bs); free(b->bias);
+}
+
+/* the quantized value of A's element i and A's zero point, as the kernel sees them */
+static int32_t a_val(const icase *q, const ibufs *b, int64_t i) {
+  if (q->a_kind != 2) return ld8(b->a, i, q->a_kind == 1);
+  int32_t z = q->nza ? ld8(b->az, 0, q->az_signed) : 0;
+  float v = rintf(((const float *)b->a)[i] / b->as) + (float)z;
+  float lo = q->az_signed ? -128.0f : 0.0f, hi = q->az_signed ? 127.0f : 255.0f;
+  return (int32_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* the reference output element (m, n) into y (4-byte or 1-byte elements as out says) */
+static void reference(const icase *q, const ibufs *b, void *y) {
+  for (int64_t m = 0; m < q->M; m++)
+    for (int64_t n = 0; n < q->N; n++) {
+      int32_t za = q->nza ? ld8(b->az, 0, q->a_kind == 1 || q->az_signed) : 0;
+      int32_t zb = q->nzb ? ld8(b->bz, q->nzb > 1 ? n : 0, q->b_signed) : 0;
+      int64_t acc = 0;
+      for (int64_t k = 0; k < q->K; k++) acc += (int64_t)(a_val(q, b, m * q->K + k) - za) * (ld8(b->b, k * q->N + n, q->b_signed) - zb);
+      int32_t a32 = (int32_t)acc;
+      int64_t at = m * q->N + n;
+      float s = q->out == FT_I8_OUT_S32 ? 1.0f : q->out == FT_I8_OUT_F32 ? b->as * b->bs[q->nsb > 1 ? n : 0] : b->as * b->bs[q->nsb > 1 ? n : 0] / b->ys;
+      if (q->out == FT_I8_OUT_S32) ((int32_t *)y)[at] = a32;
+      else if (q->out == FT_I8_OUT_F32) {
+        float v = (float)a32 * s;
+        if (q->bias == 1) v += ((const float *)b->bias)[n];
+        if (q->relu && v < 0) v = 0;
+        ((float *)y)[at] = v;
+      } else {
+        if (q->bias == 2) a32 += ((const int32_t *)b->bias)[n];
+        float v = rintf((float)a32 * s) + (float)(q->out == FT_I8_OUT_U8 ? b->yz_u : b->yz_s);
+        if (q->out == FT_I8_OUT_U8) ((uint8_t *)y)[at] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        else ((int8_t *)y)[at] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+      }
+    }
+}
+
+static void params(const icase *q, int64_t *p) {
+  memset(p, 0, sizeof(int64_t) * FT_I8_NP);
+  p[FT_I8_M] = q->M; p[FT_I8_N] = q->N; p[FT_I8_K] = q->K;
+  p[FT_I8_A_KIND] = q->a_kind; p[FT_I8_B_SIGNED] = q->b_signed; p[FT_I8_OUT] = q->out;
+  p[FT_I8_B_RS] = q->N; p[FT_I8_B_CS] = 1; p[FT_I8_A_RS] = q->K;
+  p[FT_I8_Y_RS] = q->N; p[FT_I8_Y_CS] = 1; p[FT_I8_NBATCH] = 1;
+  p[FT_I8_NZA] = q->nza; p[FT_I8_NZB] = q->nzb; p[FT_I8_NSB] = q->out == FT_I8_OUT_S32 ? 0 : q->nsb;
+  p[FT_I8_BIAS] = q->bias; p[FT_I8_RELU] = q->relu; p[FT_I8_AZ_SIGNED] = q->az_signed;
+  int64_t roles[9] = {0, 1, q->nza ? 2 : -1, 3, q->out == FT_I8_OUT_S32 ? -1 : 4, q->nzb ? 5 : -1,
+                      q->out >= FT_I8_OUT_U8 ? 6 : -1, q->out >= FT_I8_OUT_U8 ? 7 : -1, q->bias ? 8 : -1};
+  memcpy(p + FT_I8_IN_A, roles, sizeof roles);
+}
+
+typedef void (*kern_fn)(const int64_t *, const double *, const void *const *, void *const *, void *);
+typedef size_t (*pack_fn)(const int64_t *, const void *, void *);
+
+static void run_one(const icase *q, kern_fn kern, pack_fn pack, const char *path) {
+  ibufs b;
+  make(q, &b);
+  int64_t p[FT_I8_NP];
+  params(q, p);
+  size_t esz = q->out <= FT_I8_OUT_F32 ? 4 : 1, ny = (size_t)(q->M * q->N) * esz;
+  void *want = calloc(ny + 1, 1), *got = calloc(ny + 1, 1), *packed = NULL;
+  reference(q, &b, want);
+  const void *in[9] = {b.a, &b.as, b.az, b.b, b.bs, b.bz, &b.ys, q->out == FT_I8_OUT_U8 ? (void *)&b.yz_u : (void *)&b.yz_s, b.bias};
+  if (q->packed) {
+    packed = aligned_alloc(64, (pack(p, b.b, NULL) + 63) & ~(size_t)63);
+    pack(p, b.b, packed);
+    in[3] = packed;
+    p[FT_I8_PACKED] = 1;
+  }
+  void *scratch = malloc(ft_i8_scratch(p));
+  void *out[1] = {got};
+  kern(p, NULL, in, out, scratch);
+  cr_expect(memcmp(want, got, ny) == 0, "%s: M %lld N %lld K %lld a_kind %d b_signed %d out %d nza %d nzb %d nsb %d bias %d relu %d packed %d: output differs",
+            path, (long long)q->M, (long long)q->N, (long long)q->K, q->a_kind, q->b_signed, q->out, q->nza, q->nzb, q->nsb,
+            q->bias, q->relu, q->packed);
+  free(want); free(got); free(packed); free(scratch);
+  release(&b);
+}
+
+static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}};
+
+static void sweep(kern_fn kern, pack_fn pack, const char *path) {
+  int i = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int a_kind = 0; a_kind < 3; a_kind++)
+      for (int b_signed = 0; b_signed < 2; b_signed++)
+        for (int out = 0; out < 4; out++, i++) {
+          icase q = {shapes[s][0], shapes[s][1], shapes[s][2], a_kind, b_signed, out,
+                     i % 3 != 0, i % 3, i % 2 ? 2 : 1, 0, 0, i % 2, (i / 2) % 2 && a_kind == 2};
+          q.nzb = q.nzb == 2 ? 2 : q.nzb; /* 0 none, 1 scalar, 2 per column */
+          if (q.nzb == 2) q.nzb = (int)q.N;
+          if (q.nsb == 2) q.nsb = (int)q.N;
+          if (out == FT_I8_OUT_F32) { q.bias = i % 4 < 2 ? 1 : 0; q.relu = i % 5 < 2; }
+          if (out >= FT_I8_OUT_U8) q.bias = i % 4 < 2 ? 2 : 0;
+          run_one(&q, kern, pack, path);
+        }
+}
+
+Test(gemm_int8, native_matches_reference) { sweep(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH); }
+
+Test(gemm_int8, portable_matches_reference) {
+  cr_assert_str_eq(gemm_int8_portable_path(), "portable");
+  sweep(gemm_int8_portable, gemm_int8_portable_pack, "portable");
+}
+
+/* a 2-D conv of a float32 image: 2 images, 5 channels 9 x 7, 11 output channels of 3 x 2
+ * taps, stride (2, 1), dilation (1, 2), padding (1, 0 | 2, 1); int8 weights per channel, a
+ * uint8 zero point; float32 out with bias and Relu, NCHW */
+static float *conv_case(kern_fn kern, pack_fn pack, const char *path) {
+  const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PL = 0, PB = 2, PR = 1;
+  const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
+  float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
+  int8_t *w = malloc((size_t)(MO * K));
+  for (int64_t i = 0; i < NB * C * H * W; i++) x[i] = (float)(rnd8() - 100) * 0.05f;
+  for (int64_t i = 0; i < MO * K; i++) w[i] = (int8_t)(rnd8() - 128);
+  for (int64_t i = 0; i < MO; i++) { bs[i] = 0.002f * (float)(1 + i); bias[i] = (float)(rnd8() - 128) * 0.01f; }
+  float as = 0.05f;
+  uint8_t az = 100;
+  float *want = calloc((size_t)(NB * MO * OH * OW), sizeof(float)), *got = calloc((size_t)(NB * MO * OH * OW), sizeof(float));
+  for (int64_t n = 0; n < NB; n++)
+    for (int64_t m = 0; m < MO; m++)
+      for (int64_t oh = 0; oh < OH; oh++)
+        for (int64_t ow = 0; ow < OW; ow++) {
+          int32_t acc = 0;
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t a = 0; a < KH; a++)
+              for (int64_t bb = 0; bb < KW; bb++) {
+                int64_t ih = oh * SH - PT + a * DH, iw = ow * SW - PL + bb * DW;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                float v = rintf(x[((n * C + c) * H + ih) * W + iw] / as) + (float)az;
+                int32_t xq = (int32_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                acc += (xq - az) * w[((m * C + c) * KH + a) * KW + bb];
+              }
+          float y = (float)acc * (as * bs[m]) + bias[m];
+          want[((n * MO + m) * OH + oh) * OW + ow] = y < 0 ? 0 : y;
+        }
+  int64_t p[FT_I8_NP];
+  memset(p, 0, sizeof p);
+  p[FT_I8_M] = OH * OW; p[FT_I8_N] = MO; p[FT_I8_K] = K;
+  p[FT_I8_A_KIND] = 2; p[FT_I8_B_SIGNED] = 1; p[FT_I8_OUT] = FT_I8_OUT_F32;
+  p[FT_I8_B_RS] = 1; p[FT_I8_B_CS] = K; p[FT_I8_Y_RS] = 1; p[FT_I8_Y_CS] = OH * OW;
+  p[FT_I8_NBATCH] = NB; p[FT_I8_A_BS] = C * H * W; p[FT_I8_Y_BS] = MO * OH * OW;
+  p[FT_I8_NZA] = 1; p[FT_I8_NSB] = MO; p[FT_I8_BIAS] = 1; p[FT_I8_RELU] = 1;
+  int64_t roles[9] = {0, 1, 2, 3, 4, -1, -1, -1, 5};
+  memcpy(p + FT_I8_IN_A, roles, sizeof roles);
+  p[FT_I8_CONV] = 1; p[FT_I8_C] = C;
+  int64_t win[18] = {1, H, W, 1, OH, OW, 1, KH, KW, 1, SH, SW, 1, DH, DW, 0, PT, PL};
+  memcpy(p + FT_I8_WIN, win, sizeof win);
+  void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
+  pack(p, w, packed);
+  p[FT_I8_PACKED] = 1;
+  const void *in[6] = {x, &as, &az, packed, bs, bias};
+  void *out[1] = {got}, *scratch = malloc(ft_i8_scratch(p));
+  kern(p, NULL, in, out, scratch);
+  int64_t bad = -1;
+  /* the compiler may contract acc * scale + bias into one fma in either: within an ulp or two */
+  for (int64_t i = 0; i < NB * MO * OH * OW && bad < 0; i++)
+    if (fabsf(want[i] - got[i]) > 2e-7f * fabsf(want[i]) + 1e-7f) bad = i;
+  cr_expect(bad < 0, "%s: conv output differs at %lld: %g, want %g", path, (long long)bad, bad < 0 ? 0.0 : got[bad], bad < 0 ? 0.0 : want[bad]);
+  free(x); free(bs); free(bias); free(w); free(want); free(packed); free(scratch);
+  return got;
+}
+
+Test(gemm_int8, conv_native_and_portable) {
+  unsigned seed = rng;
+  float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH);
+  rng = seed; /* the same data for the portable build: the two outputs must be equal */
+  float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable");
+  cr_expect(memcmp(a, b, sizeof(float) * 2 * 11 * 5 * 6) == 0, "the native and portable convs differ");
+  free(a);
+  free(b);
+}
+
+#ifdef __AVX512VNNI__
+Test(gemm_int8, vnni_compiled_where_targeted) { cr_assert_str_eq(FT_I8_PATH, "avx512_vnni"); }
+#endif
