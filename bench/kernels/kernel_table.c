@@ -252,14 +252,14 @@ typedef struct {
   int slot;
 } shape_row;
 
-static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted"};
+static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted", "pointwise^T", "im2col^T"};
 
 static void describe(const shape_row *r, int64_t nbatch, char *s, size_t n) {
   const int64_t *p = r->p;
   if (r->conv)
     snprintf(s, n, "conv %lldx%lldx%lld k%lldx%lld s%lld g%lld -> %lld (%s)%s%s", (long long)p[FT_CV_C],
              (long long)p[FT_CV_IN + 1], (long long)p[FT_CV_IN + 2], (long long)p[FT_CV_K + 1], (long long)p[FT_CV_K + 2],
-             (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] & 3],
+             (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] % 6],
              p[FT_CV_ACT] ? " +act" : "", p[FT_CV_RES] ? " +residual" : "");
   else
     snprintf(s, n, "matmul %lldx%lldx%lld (MxNxK)%s%s%s", (long long)p[FT_MM_M], (long long)p[FT_MM_N],

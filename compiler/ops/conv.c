@@ -124,6 +124,35 @@ static int shifted_ok(const ft_window *w) {
   return 1;
 }
 
+/* The transposed GEMM (conv.h's _T modes: vectors along C_out, each output position a
+ * broadcast) where its lanes are at least as full as the plain one's (vectors along the output
+ * plane, 32 positions a panel: a 7x7 plane fills 49 of 64 lanes, a 1x1 plane 1 of 32; the
+ * transposed GEMM fills 24 of 32 for C_out 24). Measured on the zoo's shapes, alternating
+ * (bench/results/cpu-2core-avx512/transposed_conv.md): the transposed pointwise is 5-25%
+ * faster on equal lanes (no partial rows, the epilogue on whole vectors) and 5-20% slower
+ * when C_out leaves a part-empty vector. A strided conv's shifted GEMM turns into im2col's
+ * where the output plane is small (up to 16x16; 28x28 measured slower): the copy is small
+ * next to the GEMM. Only for constant weights, which are packed for it. */
+static int64_t transposed_mode(const int64_t *p, const ft_window *win) {
+  int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], Mg = p[FT_CV_CO] / p[FT_CV_G];
+  int64_t lanes_t = Mg / 32 * 32 + (Mg % 32 == 0 ? 0 : Mg % 32 <= 16 ? 16 : 32), lanes_n = (S + 31) / 32 * 32;
+  int fuller = Mg * lanes_n >= S * lanes_t, strided = 0; /* Mg / lanes_t >= S / lanes_n */
+  for (int i = 0; i < win->n; i++) strided |= win->s[i] > 1;
+  if (p[FT_CV_MODE] == FT_CV_POINTWISE && fuller) return FT_CV_POINTWISE_T;
+  if (p[FT_CV_MODE] == FT_CV_IM2COL && fuller) return FT_CV_IM2COL_T;
+  if (p[FT_CV_MODE] == FT_CV_SHIFTED && strided && S <= 256 && fuller) return FT_CV_IM2COL_T;
+  return p[FT_CV_MODE];
+}
+
+/* The transposed im2col's chunk: its GEMM re-reads the weights for every chunk, so one chunk
+ * holds the whole plane up to a larger buffer. */
+#define CHUNK_BYTES_T (4 * 1024 * 1024)
+static int64_t chunk_cols_t(int64_t rows, int64_t cols) {
+  int64_t c = CHUNK_BYTES_T / (4 * (rows > 0 ? rows : 1)) / FT_GEMM_NR * FT_GEMM_NR;
+  if (c < FT_GEMM_NR) c = FT_GEMM_NR;
+  return c < cols ? c : cols;
+}
+
 static int conv_infer(ft_opctx *c) {
   int64_t k[FT_WIN_MAXD];
   int nk = 0;
@@ -152,7 +181,8 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
   else if (nk <= 2 && shifted_ok(&win)) p[FT_CV_MODE] = FT_CV_SHIFTED;
   else p[FT_CV_MODE] = FT_CV_IM2COL;
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  p[FT_CV_CHUNK] = chunk_cols(ft_conv_kg(p), S_out);
+  if (w->data) p[FT_CV_MODE] = transposed_mode(p, &win);
+  p[FT_CV_CHUNK] = p[FT_CV_MODE] == FT_CV_IM2COL_T ? chunk_cols_t(ft_conv_kg(p), S_out) : chunk_cols(ft_conv_kg(p), S_out);
   k->np = FT_CV_NP;
   k->f[0] = 1; k->f[1] = 1; k->f[2] = 0; k->f[3] = 0;
   k->nf = 4;

@@ -38,13 +38,20 @@ static inline int64_t ft_conv_kg(const int64_t *p) {
   return p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
 }
 
-/* Prepack hook: every group's weight matrix into A slivers, one group after another. */
+/* Prepack hook: every group's weight matrix into A slivers, one group after another; in the
+ * transposed modes (FT_CV_POINTWISE_T, FT_CV_IM2COL_T) each group's W^T [C_in/g * kernel,
+ * C_out/g] into B panels instead. */
 static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
-  int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = ft_conv_kg(p), per = ft_gemm_packed_a_floats(Mg, Kg);
+  int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = ft_conv_kg(p);
+  int t = p[FT_CV_MODE] == FT_CV_POINTWISE_T || p[FT_CV_MODE] == FT_CV_IM2COL_T;
+  int64_t per = t ? ft_gemm_packed_b_floats(Kg, Mg) : ft_gemm_packed_a_floats(Mg, Kg);
   size_t bytes = sizeof(float) * (size_t)(per * G);
   if (!dst) return bytes;
-  for (int64_t g = 0; g < G; g++)
-    ft_gemm_pack_a(Mg, Kg, (const float *)src + g * Mg * Kg, Kg, 1, (float *)dst + g * per);
+  for (int64_t g = 0; g < G; g++) {
+    const float *w = (const float *)src + g * Mg * Kg;
+    if (t) ft_gemm_pack_b(Kg, Mg, w, 1, Kg, (float *)dst + g * per);
+    else ft_gemm_pack_a(Mg, Kg, w, Kg, 1, (float *)dst + g * per);
+  }
   return bytes;
 }
 
@@ -514,7 +521,8 @@ static inline ft_conv_shift ft_conv_shift_geo(const int64_t *p) {
 
 /* Scratch: one im2col chunk, or the padded input and B's row offsets (shifted mode). */
 static inline size_t ft_conv_scratch(const int64_t *p) {
-  if (p[FT_CV_MODE] == FT_CV_IM2COL) return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
+  if (p[FT_CV_MODE] == FT_CV_IM2COL || p[FT_CV_MODE] == FT_CV_IM2COL_T)
+    return sizeof(float) * (size_t)(ft_conv_kg(p) * p[FT_CV_CHUNK]);
   if (p[FT_CV_MODE] == FT_CV_SHIFTED)
     return sizeof(float) * (size_t)ft_conv_shift_geo(p).floats + sizeof(int64_t) * (size_t)ft_conv_kg(p);
   return 0;
@@ -623,6 +631,159 @@ static inline ft_gemm_op ft_conv_group_gemm(const int64_t *p, const ft_gemm_op *
   return gi;
 }
 
+/* ---- pointwise conv, transposed (FT_CV_POINTWISE_T) ----------------------------------------
+ * The pointwise GEMM the other way round: out^T [HW, C_out] = X^T [HW, C_in] x W^T [C_in,
+ * C_out], with the vectors along C_out. Along HW, a 7x7 plane (49 outputs) fills 49 of the 64
+ * lanes of two vectors and every tile row ends at the plane's end; along C_out (a multiple of
+ * 16 in most models) the lanes are full, and the HW rows of a tile are split evenly (49 = 13 +
+ * 12 + 12 + 12), each row a broadcast. W^T is packed at compile time as the GEMM's B panels
+ * (ft_conv_pack_w); X is read in place: for channel k, the tile's HW rows X[k][hw0, hw0 + mr)
+ * are contiguous, so its broadcasts walk X with the plane's stride and need no packing. Each
+ * tile is summed over all of C_in in registers (k in order, one FMA per step: the same sum as
+ * the direct GEMM path), then transposed 16x16 in registers so that each output channel's mr
+ * outputs are one vector: bias (per channel), residual, activation and a masked store into
+ * NCHW, as ft_gemm_epi16 does for the other orientation. An in-place residual is read
+ * element by element before the same element is written. Without AVX-512 the tile goes
+ * through a small buffer to the same epilogue. */
+#define FT_PWT_MR 14 /* HW rows of a tile: 2 * 14 accumulators + 2 B vectors fit 32 zmm */
+
+/* Where a tile's results go: output and residual planes of one (image, group), bias of the
+ * group, the plane's length (row stride of X, Y and R). */
+typedef struct ft_pwt_out {
+  float *y;
+  const float *res, *bias, *x;
+  int64_t xs, ys;
+  const ft_gemm_epi *e;
+} ft_pwt_out;
+
+/* Output channels co0 + [0, nc) (nc <= 16) of HW rows [hw0, hw0 + mr) from one accumulator
+ * vector per row (lane j: channel co0 + j), through the epilogue. */
+static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_v16f *acc, const ft_pwt_out *o,
+                                                               int64_t hw0, int64_t co0, int nc) {
+  const ft_gemm_epi *e = o->e;
+#ifdef __AVX512F__
+  __m512 r[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) r[i] = i < mr ? (__m512)acc[i] : _mm512_setzero_ps();
+  ft_transpose16(r); /* r[j]: channel co0 + j, lanes the mr rows */
+#endif
+  for (int j = 0; j < nc; j++) {
+    ft_v16f y;
+#ifdef __AVX512F__
+    y = (ft_v16f)r[j];
+#else
+    float b[16] __attribute__((aligned(64))) = {0};
+    for (int i = 0; i < mr; i++) b[i] = acc[i][j];
+    y = *(const ft_v16f *)b;
+#endif
+    int64_t co = co0 + j, at = co * o->ys + hw0;
+    y = y * e->alpha + (o->bias ? e->beta * o->bias[co] : 0.0f);
+    ft_gemm_epi16(o->y + at, &y, o->res ? o->res + at : NULL, mr, e);
+  }
+}
+
+/* One tile: HW rows [hw0, hw0 + mr) x the B panel bp (32 channels from co0, nc of them real;
+ * nv = 1 when nc <= 16: the second vector would only hold zeros). */
+static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, const int nv, int64_t K, const float *bp,
+                                                              const ft_pwt_out *o, int64_t hw0, int64_t co0, int nc) {
+  ft_v16f c0[FT_PWT_MR], c1[FT_PWT_MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
+  const float *x = o->x + hw0;
+  int64_t xs = o->xs;
+  for (int64_t k = 0; k < K; k++) {
+    ft_v16f b0 = *(const ft_v16u *)bp, b1 = {0};
+    if (nv == 2) b1 = *(const ft_v16u *)(bp + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      c0[i] += x[i] * b0;
+      if (nv == 2) c1[i] += x[i] * b1;
+    }
+    x += xs;
+    bp += FT_GEMM_NR;
+  }
+  ft_pwt_store(mr, c0, o, hw0, co0, nc < 16 ? nc : 16);
+  if (nv == 2) ft_pwt_store(mr, c1, o, hw0, co0 + 16, nc - 16);
+}
+
+typedef void (*ft_pwt_fn)(int64_t, const float *, const ft_pwt_out *, int64_t, int64_t, int);
+#define FT_PWT_TILE(MR_, NV_)                                                                        \
+  static void ft_pwt_tile_##MR_##_##NV_(int64_t K, const float *bp, const ft_pwt_out *o, int64_t hw0, \
+                                        int64_t co0, int nc) {                                       \
+    ft_pwt_tile(MR_, NV_, K, bp, o, hw0, co0, nc);                                                   \
+  }
+#define FT_PWT_TILES(MR_) FT_PWT_TILE(MR_, 1) FT_PWT_TILE(MR_, 2)
+FT_PWT_TILES(1) FT_PWT_TILES(2) FT_PWT_TILES(3) FT_PWT_TILES(4) FT_PWT_TILES(5) FT_PWT_TILES(6) FT_PWT_TILES(7)
+FT_PWT_TILES(8) FT_PWT_TILES(9) FT_PWT_TILES(10) FT_PWT_TILES(11) FT_PWT_TILES(12) FT_PWT_TILES(13) FT_PWT_TILES(14)
+#undef FT_PWT_TILES
+#undef FT_PWT_TILE
+#define FT_PWT_ROW_(MR_) {ft_pwt_tile_##MR_##_1, ft_pwt_tile_##MR_##_2},
+static const ft_pwt_fn ft_pwt_tiles[FT_PWT_MR + 1][2] = {
+    {NULL, NULL}, FT_PWT_ROW_(1) FT_PWT_ROW_(2) FT_PWT_ROW_(3) FT_PWT_ROW_(4) FT_PWT_ROW_(5) FT_PWT_ROW_(6)
+    FT_PWT_ROW_(7) FT_PWT_ROW_(8) FT_PWT_ROW_(9) FT_PWT_ROW_(10) FT_PWT_ROW_(11) FT_PWT_ROW_(12) FT_PWT_ROW_(13)
+    FT_PWT_ROW_(14)};
+#undef FT_PWT_ROW_
+
+/* The transposed GEMMs of one call: ng (image, group) pairs, group g0 + i for pair i (mod G),
+ * each with rows HW rows of X (row stride xs; pair i's X at x + i * x_ng) and output and
+ * residual rows of stride ys (pair i's at y + i * y_ng). Work items are (pair, block of mc
+ * rows, panel): each item sums its block's tiles of one panel over all of K in registers. */
+typedef struct {
+  const ft_gemm_epi *e;
+  const float *W, *bias, *x, *res;
+  float *y;
+  int64_t G, g0, Mg, Kg, rows, xs, ys, x_ng, y_ng;
+  int64_t mc, nb, np, panel_fast;
+} ft_pwt_ctx;
+
+/* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
+ * re-reads X once per panel; take the order that reads less. Within a block the X rows (all
+ * of K) stay in L2 while panels pass, or a panel stays while the blocks pass. */
+static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
+  int64_t K = c->Kg > 0 ? c->Kg : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
+  if (mc < FT_PWT_MR) mc = FT_PWT_MR;
+  c->mc = mc < c->rows ? mc : c->rows;
+  c->nb = (c->rows + c->mc - 1) / c->mc;
+  c->np = (c->Mg + FT_GEMM_NR - 1) / FT_GEMM_NR;
+  c->panel_fast = c->nb == 1 || c->nb * c->Mg <= c->np * c->rows;
+}
+
+static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_pwt_ctx *c = (const ft_pwt_ctx *)ctx;
+  const int64_t Mg = c->Mg, Kg = c->Kg;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t t = it % (c->nb * c->np), i = it / (c->nb * c->np), g = (c->g0 + i) % c->G;
+    int64_t jr = c->panel_fast ? t % c->np : t / c->nb, blk = c->panel_fast ? t / c->np : t % c->nb;
+    int64_t h0 = blk * c->mc, h1 = h0 + c->mc < c->rows ? h0 + c->mc : c->rows;
+    ft_pwt_out o = {c->y + i * c->y_ng, c->res ? c->res + i * c->y_ng : NULL, c->bias ? c->bias + g * Mg : NULL,
+                    c->x + i * c->x_ng, c->xs, c->ys, c->e};
+    const float *bp = c->W + g * ft_gemm_packed_b_floats(Kg, Mg) + jr * Kg * FT_GEMM_NR;
+    int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
+    /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
+    int64_t rows = h1 - h0, ns = (rows + FT_PWT_MR - 1) / FT_PWT_MR, hw = h0;
+    for (int64_t s = 0; s < ns; s++) {
+      int mr = (int)(rows / ns + (s < rows % ns));
+      ft_pwt_tiles[mr][nc > 16](Kg, bp, &o, hw, jr * FT_GEMM_NR, nc);
+      hw += mr;
+    }
+  }
+}
+
+static void ft_pwt_gemms(ft_pwt_ctx *c, int64_t ng, int par) {
+  if (c->rows <= 0 || c->Mg <= 0 || ng <= 0) return;
+  ft_pwt_blocking(c);
+  ft_parallel_for(ng * c->nb * c->np, par, ft_pwt_run, c);
+}
+
+/* Pointwise: every (image, group) pair's input plane is its X. */
+static void ft_conv_pointwise_t(const int64_t *p, const float *X, const float *W, const float *bias, const float *R,
+                                float *Y, const ft_gemm_epi *e, int par) {
+  int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = p[FT_CV_C] / G;
+  int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, Kg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0};
+  ft_pwt_gemms(&c, p[FT_CV_N] * G, par);
+}
+
 /* Pointwise mode: items [lo, hi) over every (image, group) pair; B is the group's input. */
 typedef struct {
   const int64_t *p;
@@ -660,6 +821,15 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
   int64_t Cg = C / G, Kg = ft_conv_kg(p), chunk = p[FT_CV_CHUNK];
   int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
+  /* the transposed modes: W^T in B panels; with W not packed, the plain modes */
+  int64_t mode = p[FT_CV_MODE] == FT_CV_POINTWISE_T ? FT_CV_POINTWISE
+                 : p[FT_CV_MODE] == FT_CV_IM2COL_T  ? FT_CV_IM2COL : p[FT_CV_MODE];
+  int tr = mode != p[FT_CV_MODE] && p[FT_CV_PACKED] && !column;
+  if (tr && mode == FT_CV_POINTWISE) {
+    ft_conv_pointwise_t(p, X, W, bias, R, Y, &e, par);
+    return;
+  }
   ft_gemm_op g0;
   memset(&g0, 0, sizeof g0);
   g0.M = CO / G; g0.K = Kg; g0.ldc = S_out;
@@ -671,8 +841,7 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
   /* rows per work item: A rows that fit L2 (the bf16 core's rows take half the bytes, and
      each item packs its input panel once, so the more rows the fewer repacks) */
   int64_t mc = ft_gemm_mc(g0.M, column ? (Kg + 1) / 2 : Kg);
-  int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
-  if (p[FT_CV_MODE] == FT_CV_POINTWISE) {
+  if (mode == FT_CV_POINTWISE) {
     g0.N = S_out;
     ft_conv_pw_ctx c = {p, &g0, X, W, bias, R, Y, mc, ft_gemm_items(&g0, mc)};
     ft_parallel_for(N * G * c.per, par, ft_conv_pw_run, &c);
@@ -682,7 +851,7 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
   memset(&q, 0, sizeof q);
   ft_conv_ctx c = {p, &q, NULL, col, 0, 0};
   int64_t *rowoff = NULL;
-  if (p[FT_CV_MODE] == FT_CV_SHIFTED) {
+  if (mode == FT_CV_SHIFTED) {
     q = ft_conv_shift_geo(p);
     rowoff = (int64_t *)(col + q.floats);
     ft_conv_shift_rowoff(p, &q, rowoff);
@@ -692,7 +861,7 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
     c.xg = X + (n * C + g * Cg) * S_in;
     ft_gemm_op gi = ft_conv_group_gemm(p, &g0, W, bias, R, Y, n, g);
     gi.b = col;
-    if (p[FT_CV_MODE] == FT_CV_SHIFTED) { /* one GEMM over the padded width, extra columns dropped */
+    if (mode == FT_CV_SHIFTED) { /* one GEMM over the padded width, extra columns dropped */
       ft_parallel_for(Cg + 1, par, ft_conv_pad_run, &c);
       gi.N = p[FT_CV_OUT + 1] * q.Wq;
       gi.c_wrap = q.Wq;
@@ -704,6 +873,13 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
     for (c.c0 = 0; c.c0 < S_out; c.c0 += chunk) { /* im2col, a chunk of output columns at a time */
       c.nc = S_out - c.c0 < chunk ? S_out - c.c0 : chunk;
       ft_parallel_for(Kg, par, ft_conv_im2col_run, &c);
+      if (tr) { /* the chunk [Kg, nc] is X^T's rows */
+        int64_t at = (n * CO + g * (CO / G)) * S_out + c.c0;
+        ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, Kg, c.nc, c.nc, S_out, 0, 0,
+                        0, 0, 0, 0};
+        ft_pwt_gemms(&t, 1, par);
+        continue;
+      }
       ft_gemm_op gc = gi;
       gc.N = c.nc;
       gc.b_rs = c.nc;
