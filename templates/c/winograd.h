@@ -68,15 +68,37 @@ static void ft_wino_pack_weights(int64_t C, int64_t CO, const float *w, float *d
     }
 }
 
-/* B^T d B on a 6x6 tile, in place order: rows then columns. */
-static inline void ft_wino_bt6(const float *s, int64_t ss, float *d, int64_t ds) {
-  float a0 = s[0], a1 = s[ss], a2 = s[2 * ss], a3 = s[3 * ss], a4 = s[4 * ss], a5 = s[5 * ss];
+/* The transforms work on 16 channels at once (one vector per tile point), tile-major, so
+ * that V and M are read and written along their channel rows. */
+#define FT_WINO_L 16
+
+/* B^T on 6 vectors (stride ss) to 6 (stride ds). */
+static inline __attribute__((always_inline)) void ft_wino_bt6(const ft_v16f *s, int ss, ft_v16f *d, int ds) {
+  ft_v16f a0 = s[0], a1 = s[ss], a2 = s[2 * ss], a3 = s[3 * ss], a4 = s[4 * ss], a5 = s[5 * ss];
   d[0] = 4 * a0 - 5 * a2 + a4;
-  d[ds] = -4 * a1 - 4 * a2 + a3 + a4;
-  d[2 * ds] = 4 * a1 - 4 * a2 - a3 + a4;
-  d[3 * ds] = -2 * a1 - a2 + 2 * a3 + a4;
-  d[4 * ds] = 2 * a1 - a2 - 2 * a3 + a4;
+  d[ds] = -4 * (a1 + a2) + a3 + a4;
+  d[2 * ds] = 4 * (a1 - a2) - a3 + a4;
+  d[3 * ds] = 2 * (a3 - a1) - a2 + a4;
+  d[4 * ds] = 2 * (a1 - a3) - a2 + a4;
   d[5 * ds] = 4 * a1 - 5 * a3 + a5;
+}
+
+/* A^T on 6 vectors (stride ss) to 4 (stride ds). */
+static inline __attribute__((always_inline)) void ft_wino_at6(const ft_v16f *s, int ss, ft_v16f *d, int ds) {
+  ft_v16f a0 = s[0], a1 = s[ss], a2 = s[2 * ss], a3 = s[3 * ss], a4 = s[4 * ss], a5 = s[5 * ss];
+  ft_v16f p12 = a1 + a2, m12 = a1 - a2, p34 = a3 + a4, m34 = a3 - a4;
+  d[0] = a0 + p12 + p34;
+  d[ds] = m12 + 2 * m34;
+  d[2 * ds] = p12 + 4 * p34;
+  d[3 * ds] = m12 + 8 * m34 + a5;
+}
+
+/* Tile t's place: image n, top-left output (oy, ox). */
+static inline void ft_wino_tile_at(const ft_wino_geo *g, int64_t t, int64_t *n, int64_t *oy, int64_t *ox) {
+  int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4;
+  *n = t / (th * tw);
+  *oy = t / tw % th * 4;
+  *ox = t % tw * 4;
 }
 
 typedef struct {
@@ -85,39 +107,39 @@ typedef struct {
   float *v;
 } ft_wino_in_ctx;
 
-/* Input planes [lo, hi) (image n, channel c) into V[xi][tile][c]. */
+/* Tiles [lo, hi): B^T d B for every channel into V[xi][tile][c]. */
 static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
   const ft_wino_geo *g = k->g;
-  int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4, T = ft_wino_tiles(g);
-  for (int64_t pl = lo; pl < hi; pl++) {
-    int64_t n = pl / g->C, c = pl % g->C;
-    const float *x = k->x + pl * g->H * g->W;
-    for (int64_t ty = 0; ty < th; ty++)
-      for (int64_t tx = 0; tx < tw; tx++) {
-        float d[36], r[36];
-        int64_t y0 = ty * 4 - g->pt, x0 = tx * 4 - g->pl;
-        for (int i = 0; i < 6; i++)
-          for (int j = 0; j < 6; j++) {
-            int64_t yy = y0 + i, xx = x0 + j;
-            d[i * 6 + j] = yy >= 0 && yy < g->H && xx >= 0 && xx < g->W ? x[yy * g->W + xx] : 0.0f;
-          }
-        for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
-        for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
-        int64_t t = (n * th + ty) * tw + tx;
-        for (int xi = 0; xi < FT_WINO_P; xi++) k->v[((int64_t)xi * T + t) * g->C + c] = d[xi];
+  int64_t T = ft_wino_tiles(g), H = g->H, W = g->W, HW = H * W;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t n, y0, x0;
+    ft_wino_tile_at(g, t, &n, &y0, &x0);
+    y0 -= g->pt;
+    x0 -= g->pl;
+    int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
+    for (int64_t c0 = 0; c0 < g->C; c0 += FT_WINO_L) {
+      int cn = g->C - c0 < FT_WINO_L ? (int)(g->C - c0) : FT_WINO_L;
+      ft_v16f d[36], r[36];
+      const float *xc = k->x + (n * g->C + c0) * HW;
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+          int64_t yy = y0 + i, xx = x0 + j;
+          ft_v16f e = {0};
+          if (inside || (yy >= 0 && yy < H && xx >= 0 && xx < W))
+            for (int l = 0; l < cn; l++) e[l] = xc[l * HW + yy * W + xx];
+          d[i * 6 + j] = e;
+        }
+      for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
+      for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
+      for (int xi = 0; xi < FT_WINO_P; xi++) {
+        float *dst = k->v + ((int64_t)xi * T + t) * g->C + c0;
+        if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
+        else
+          for (int l = 0; l < cn; l++) dst[l] = d[xi][l];
       }
+    }
   }
-}
-
-/* A^T on 6 values (stride ss) to 4 (stride ds). */
-static inline void ft_wino_at6(const float *s, int64_t ss, float *d, int64_t ds) {
-  float a0 = s[0], a1 = s[ss], a2 = s[2 * ss], a3 = s[3 * ss], a4 = s[4 * ss], a5 = s[5 * ss];
-  float p12 = a1 + a2, m12 = a1 - a2, p34 = a3 + a4, m34 = a3 - a4;
-  d[0] = a0 + p12 + p34;
-  d[ds] = m12 + 2 * m34;
-  d[2 * ds] = p12 + 4 * p34;
-  d[3 * ds] = m12 + 8 * m34 + a5;
 }
 
 typedef struct {
@@ -127,35 +149,44 @@ typedef struct {
   const ft_gemm_epi *e;
 } ft_wino_out_ctx;
 
-/* Output planes [lo, hi) (image n, channel o): A^T m A per tile, then the epilogue per row. */
+/* Tiles [lo, hi): A^T m A for every output channel, then the epilogue on each row of 4. */
 static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_out_ctx *k = (const ft_wino_out_ctx *)ctx;
   const ft_wino_geo *g = k->g;
   const ft_gemm_epi *e = k->e;
-  int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4, T = ft_wino_tiles(g);
-  for (int64_t pl = lo; pl < hi; pl++) {
-    int64_t n = pl / g->CO, o = pl % g->CO;
-    float *y = k->y + pl * g->OH * g->OW;
-    const float *res = e->res ? e->res + pl * g->OH * g->OW : NULL;
-    float b = e->bias ? e->bias[o] : 0.0f;
-    for (int64_t ty = 0; ty < th; ty++) {
-      for (int64_t tx = 0; tx < tw; tx++) {
-        float m[36], r[24], out[16];
-        int64_t t = (n * th + ty) * tw + tx;
-        for (int xi = 0; xi < FT_WINO_P; xi++) m[xi] = k->m[((int64_t)xi * T + t) * g->CO + o];
-        for (int j = 0; j < 6; j++) ft_wino_at6(m + j, 6, r + j, 6);     /* A^T m: 4x6 */
-        for (int i = 0; i < 4; i++) ft_wino_at6(r + i * 6, 1, out + i * 4, 1); /* (A^T m) A */
-        for (int i = 0; i < 4 && ty * 4 + i < g->OH; i++)
-          for (int j = 0; j < 4 && tx * 4 + j < g->OW; j++) y[(ty * 4 + i) * g->OW + tx * 4 + j] = out[i * 4 + j] + b;
+  int64_t T = ft_wino_tiles(g), OHW = g->OH * g->OW;
+  for (int64_t t = lo; t < hi; t++) {
+    int64_t n, oy, ox;
+    ft_wino_tile_at(g, t, &n, &oy, &ox);
+    int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = g->OW - ox < 4 ? (int)(g->OW - ox) : 4;
+    for (int64_t o0 = 0; o0 < g->CO; o0 += FT_WINO_L) {
+      int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
+      ft_v16f m[36], r[24], out[16];
+      for (int xi = 0; xi < FT_WINO_P; xi++) {
+        const float *src = k->m + ((int64_t)xi * T + t) * g->CO + o0;
+        if (on == FT_WINO_L) m[xi] = *(const ft_v16u *)src;
+        else {
+          ft_v16f v = {0};
+          for (int l = 0; l < on; l++) v[l] = src[l];
+          m[xi] = v;
+        }
       }
-      for (int64_t i = ty * 4; i < ty * 4 + 4 && i < g->OH; i++) { /* the epilogue, a row at a time */
-        float *row = y + i * g->OW;
-        const float *rr = res ? res + i * g->OW : NULL;
-        if (rr && !e->res_after)
-          for (int64_t j = 0; j < g->OW; j++) row[j] += rr[j];
-        if (e->act != FT_ACT_NONE) ft_gemm_act(row, g->OW, e);
-        if (rr && e->res_after)
-          for (int64_t j = 0; j < g->OW; j++) row[j] += rr[j];
+      for (int j = 0; j < 6; j++) ft_wino_at6(m + j, 6, r + j, 6);          /* A^T m: 4x6 */
+      for (int i = 0; i < 4; i++) ft_wino_at6(r + i * 6, 1, out + i * 4, 1); /* (A^T m) A */
+      for (int l = 0; l < on; l++) {
+        int64_t o = o0 + l, base = (n * g->CO + o) * OHW + oy * g->OW + ox;
+        float b = e->bias ? e->bias[o] : 0.0f;
+        for (int i = 0; i < rows; i++) {
+          float row[4];
+          const float *rr = e->res ? e->res + base + i * g->OW : NULL;
+          for (int j = 0; j < cols; j++) row[j] = out[i * 4 + j][l] + b;
+          if (rr && !e->res_after)
+            for (int j = 0; j < cols; j++) row[j] += rr[j];
+          if (e->act != FT_ACT_NONE) ft_gemm_act(row, cols, e);
+          if (rr && e->res_after)
+            for (int j = 0; j < cols; j++) row[j] += rr[j];
+          memcpy(k->y + base + i * g->OW, row, sizeof(float) * (size_t)cols);
+        }
       }
     }
   }
@@ -163,8 +194,8 @@ static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
 
 /* The convolution: x [N, C, H, W] and the packed transformed weights u to y [N, CO, OH, OW].
  * e: bias (per output channel), activation and residual (shaped like y); alpha, beta and the
- * bias strides are not read. The residual must not share y's storage (the rows are written
- * before the epilogue reads it). scratch: ft_wino_scratch. */
+ * bias strides are not read. The residual may share y's storage: each output element is
+ * written right after its residual element is read. scratch: ft_wino_scratch. */
 static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *u, const ft_gemm_epi *e,
                              float *y, void *scratch) {
   int64_t T = ft_wino_tiles(g);
@@ -173,7 +204,7 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   int64_t flops = T * g->C * g->CO * 2 * FT_WINO_P;
   int par = flops > FT_GEMM_PAR_FLOPS;
   ft_wino_in_ctx ic = {g, x, v};
-  ft_parallel_for(g->N * g->C, par, ft_wino_input_run, &ic);
+  ft_parallel_for(T, par, ft_wino_input_run, &ic);
   int64_t per = ft_gemm_packed_b_floats(g->C, g->CO);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     ft_gemm_op op;
@@ -186,7 +217,7 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
     ft_gemm_run(&op);
   }
   ft_wino_out_ctx oc = {g, m, y, e};
-  ft_parallel_for(g->N * g->CO, par, ft_wino_output_run, &oc);
+  ft_parallel_for(T, par, ft_wino_output_run, &oc);
 }
 
 /* ---- as a Conv kernel (p: templates/common/conv_params.h, mode FT_CV_WINOGRAD) ---------------
@@ -255,7 +286,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
   if (T <= 0 || g.CO <= 0) return;
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g.C, *u = m + FT_WINO_P * T * g.CO;
   ft_wino_in_ctx ic = {&g, (const float *)in[0], v};
-  ft_parallel_for(g.N * g.C, 0, ft_wino_input_run, &ic);
+  ft_parallel_for(T, 0, ft_wino_input_run, &ic);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     ft_wino_u_point(g.C, g.CO, w, xi, u);
     ft_gemm_op op;
@@ -268,7 +299,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
     ft_gemm_run(&op);
   }
   ft_wino_out_ctx oc = {&g, m, (float *)out[0], &e};
-  ft_parallel_for(g.N * g.CO, 0, ft_wino_output_run, &oc);
+  ft_parallel_for(T, 0, ft_wino_output_run, &oc);
 }
 
 #endif

@@ -7,7 +7,7 @@
 /* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
 enum {
   FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
-  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED */
+  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED, FT_CV_WINOGRAD */
   FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
   FT_CV_HAS_BIAS, FT_CV_ACT,
   FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
@@ -20,6 +20,7 @@ enum {
   FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
   FT_CV_NP = FT_CV_IN + 19
 };
-enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3 };
+enum { FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3,
+       FT_CV_WINOGRAD = 4 /* templates/c/winograd.h, its own kernel entry */ };
 
 #endif

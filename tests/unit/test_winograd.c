@@ -1,12 +1,15 @@
 /* Winograd F(4x4,3x3) (templates/c/winograd.h) against a direct 3x3 convolution in double, on
  * random data: odd planes (7x7, 13x13, 55x55), padding 1 and 0, batch 2, with every epilogue
- * part (bias, residual before or after the activation, Relu and Clip).
+ * part (bias, residual before or after the activation, Relu and Clip); and the Conv kernel
+ * entry (ft_conv_wino_f32, weights packed by ftaxc's hook or given plain) against conv.h's
+ * direct shifted-rows kernel.
  * Tolerance: |got - want| <= 1e-5 * (1 + sum over the window of |x * w|); the F(4,3)
  * transforms scale values by up to ~10, so its error is about ten times the direct sum's. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "conv.h"
 #include "winograd.h"
 
 #include "kernel_bufs.h"
@@ -76,4 +79,56 @@ Test(winograd, epilogue) {
       {1, 9, 17, 13, 13, 0, 1, FT_ACT_CLIP, 2}, {2, 6, 35, 55, 55, 1, 0, FT_ACT_NONE, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+/* The Conv entry, packed and plain weights, against ft_conv_f32 in shifted mode, through the
+ * conv parameter layout; with a residual, also with the output written over it (in place). |x|, |w| < 1, so |got - want| <= 1e-5 * 9 * C bounds both errors. */
+static void run_entry(int64_t N, int64_t C, int64_t CO, int64_t H, int64_t W, int64_t pad, int res) {
+  int64_t p[FT_CV_NP] = {0};
+  p[FT_CV_N] = N; p[FT_CV_C] = C; p[FT_CV_CO] = CO; p[FT_CV_G] = 1;
+  p[FT_CV_HAS_BIAS] = 1; p[FT_CV_ACT] = FT_ACT_RELU; p[FT_CV_RES] = res;
+  int64_t OH = H + 2 * pad - 2, OW = W + 2 * pad - 2, ny = N * CO * OH * OW;
+  for (int i = 0; i < 3; i++) {
+    p[FT_CV_K + i] = i ? 3 : 1;
+    p[FT_CV_S + i] = p[FT_CV_D + i] = 1;
+    p[FT_CV_P + i] = i ? pad : 0;
+  }
+  p[FT_CV_IN] = p[FT_CV_OUT] = 1;
+  p[FT_CV_IN + 1] = H; p[FT_CV_IN + 2] = W; p[FT_CV_OUT + 1] = OH; p[FT_CV_OUT + 2] = OW;
+  float *x = rand_buf(N * C * H * W), *w = rand_buf(CO * C * 9), *b = rand_buf(CO), *r = rand_buf(ny);
+  float *want = malloc(sizeof(float) * (size_t)ny), *got = malloc(sizeof(float) * (size_t)ny);
+  double f[4] = {1, 1, 0, 0};
+  const void *in[4] = {x, w, b, r};
+  p[FT_CV_MODE] = FT_CV_SHIFTED;
+  void *s0 = scratch_buf(ft_conv_scratch(p));
+  void *o0[1] = {want};
+  ft_conv_f32(p, f, in, o0, s0);
+  p[FT_CV_MODE] = FT_CV_WINOGRAD;
+  void *s1 = scratch_buf(ft_conv_wino_scratch(p));
+  float *u = scratch_buf(ft_conv_wino_pack_w(p, w, NULL));
+  ft_conv_wino_pack_w(p, w, u);
+  void *o1[1] = {got};
+  for (int run = 0; run < 3; run++) { /* plain weights, packed, packed with Y in R's storage */
+    int packed = run > 0;
+    p[FT_CV_PACKED] = packed;
+    in[1] = packed ? (const float *)u : w;
+    if (run == 2 && res) {
+      memcpy(got, r, sizeof(float) * (size_t)ny);
+      in[3] = got;
+    }
+    ft_conv_wino_f32(p, f, in, o1, s1);
+    for (int64_t i = 0; i < ny; i++)
+      if (!(fabs((double)got[i] - want[i]) <= 1e-5 * 9 * C))
+        cr_assert_fail("entry, %s weights, N%lld C%lld CO%lld %lldx%lld pad %lld: y[%lld] = %.9g, direct %.9g",
+                       packed ? "packed" : "plain", (long long)N, (long long)C, (long long)CO, (long long)H,
+                       (long long)W, (long long)pad, (long long)i, got[i], want[i]);
+  }
+  free(x); free(w); free(b); free(r); free(want); free(got); free(s0); free(s1); free(u);
+}
+
+Test(winograd, conv_entry_vs_direct) {
+  run_entry(2, 16, 24, 7, 7, 1, 0);
+  run_entry(1, 32, 16, 13, 13, 1, 1);
+  run_entry(2, 17, 33, 12, 9, 0, 2);
+  run_entry(1, 16, 16, 55, 55, 1, 1);
 }
