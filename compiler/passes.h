@@ -68,6 +68,12 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e);
 #define FT_LOWER_BF16 2
 /* Moves one planned call to its bf16 kernel; 1 when it did. */
 int ft_bf16_retarget(ft_kcall *k);
+/* prepack FT_LOWER_NO_WINO (with FT_LOWER_PACK or FT_LOWER_BF16; --no-winograd): 3x3 convs keep
+ * the direct kernel. Without FT_LOWER_PACK alone (CUDA; bf16) they keep it too. */
+#define FT_LOWER_PACK 1
+#define FT_LOWER_NO_WINO 4
+/* Moves a Winograd conv call back to the direct kernel (compiler/ops/conv.c). */
+void ft_conv_winograd_off(ft_kcall *k);
 void ft_lowered_free(ft_lowered *lw);
 
 /* Memory plan: where every value lives. */

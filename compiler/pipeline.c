@@ -57,7 +57,10 @@ int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_m
     if (!rc) rc = ft_simplify(g, e);
     report(o, "fused", g);
   }
-  if (!rc) rc = o->cuda ? ft_lower_ex(g, lw, 0, e) : o->bf16 ? ft_lower_ex(g, lw, FT_LOWER_BF16, e) : ft_lower(g, lw, e);
+  if (!rc) {
+    int lower = o->cuda ? 0 : (o->bf16 ? FT_LOWER_BF16 : FT_LOWER_PACK) | (o->no_winograd ? FT_LOWER_NO_WINO : 0);
+    rc = ft_lower_ex(g, lw, lower, e);
+  }
   if (!rc && o->cuda) rc = ft_target_cuda(g, lw, o->cuda, libs, e);
   if (!rc) rc = ft_plan_memory(g, lw, mp, e);
   if (!rc && o->report) {

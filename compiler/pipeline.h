@@ -15,6 +15,7 @@ typedef struct ft_compile_opts {
   const ft_cuda_opts *cuda; /* NULL: the C target */
   FILE *report;       /* --report: node counts per stage, arena and weights */
   int bf16;           /* C target, --precision bf16: matrix products on the bf16 GEMM core */
+  int no_winograd;    /* C target, --no-winograd: 3x3 convs on the direct kernel */
 } ft_compile_opts;
 
 /* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target) → plan memory.

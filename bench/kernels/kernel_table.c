@@ -6,7 +6,7 @@
  * Sigmoid, GELU, HardSwish, Mish, SiLU; other activations are left out of oneDNN's side, and
  * the row says so) and the residual (a sum post-op), in the planned order.
  *
- *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME]
+ *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd]
  *
  * One markdown row per distinct shape: how often the model calls it, GFLOP/s of each, the ratio
  * ftax / oneDNN time (below 1: ftax faster), and the model's total over all its calls. Threads:
@@ -252,14 +252,14 @@ typedef struct {
   int slot;
 } shape_row;
 
-static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted", "pointwise^T", "im2col^T"};
+static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted", "pointwise^T", "im2col^T", "winograd"};
 
 static void describe(const shape_row *r, int64_t nbatch, char *s, size_t n) {
   const int64_t *p = r->p;
   if (r->conv)
     snprintf(s, n, "conv %lldx%lldx%lld k%lldx%lld s%lld g%lld -> %lld (%s)%s%s", (long long)p[FT_CV_C],
              (long long)p[FT_CV_IN + 1], (long long)p[FT_CV_IN + 2], (long long)p[FT_CV_K + 1], (long long)p[FT_CV_K + 2],
-             (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] % 6],
+             (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] <= FT_CV_WINOGRAD ? p[FT_CV_MODE] : 0],
              p[FT_CV_ACT] ? " +act" : "", p[FT_CV_RES] ? " +residual" : "");
   else
     snprintf(s, n, "matmul %lldx%lldx%lld (MxNxK)%s%s%s", (long long)p[FT_MM_M], (long long)p[FT_MM_N],
@@ -293,13 +293,14 @@ int main(int argc, char **argv) {
   ft_pins pins;
   memset(&pins, 0, sizeof pins);
   const char *model = NULL, *label = NULL;
-  int threads = 1;
+  int threads = 1, no_wino = 0;
   double secs = 0.3;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--dim") && i + 1 < argc && pins.n_dims < 64) pins.dims[pins.n_dims++] = argv[++i];
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
+    else if (!strcmp(argv[i], "--no-winograd")) no_wino = 1; /* 3x3 convs as ftaxc --no-winograd plans them */
     else if (argv[i][0] != '-' && !model) model = argv[i];
     else return usage();
   }
@@ -311,6 +312,7 @@ int main(int argc, char **argv) {
   ft_compile_opts o;
   memset(&o, 0, sizeof o);
   o.pins = &pins;
+  o.no_winograd = no_wino;
   ft_lowered lw;
   ft_memplan mp;
   if (ft_load_model(model, &g, &e) || ft_compile_graph(g, &o, &lw, &mp, NULL, &e)) {
@@ -322,7 +324,7 @@ int main(int argc, char **argv) {
   for (int s = 0; s < lw.n; s++) {
     const ft_kcall *k = &lw.calls[s];
     if (!k->entry) continue;
-    int conv = !strcmp(k->entry->name, "ft_conv_f32");
+    int conv = !strcmp(k->entry->name, "ft_conv_f32") || !strcmp(k->entry->name, "ft_conv_wino_f32");
     if (!conv && strcmp(k->entry->name, "ft_matmul_f32")) continue;
     int r = 0;
     while (r < n_rows && !(rows[r].conv == conv && !memcmp(rows[r].p, k->p, sizeof k->p))) r++;

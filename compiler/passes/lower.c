@@ -12,7 +12,7 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
   memset(lw, 0, sizeof *lw);
   lw->order = malloc(sizeof(int) * (g->n_nodes + 1));
   lw->calls = calloc((size_t)g->n_nodes + 1, sizeof(ft_kcall));
-  lw->bf16 = prepack == FT_LOWER_BF16;
+  lw->bf16 = (prepack & FT_LOWER_BF16) != 0;
   for (int i = 0; i < g->n_nodes; i++) {
     if (g->nodes[i].dead) continue;
     int slot = lw->n++;
@@ -35,7 +35,8 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
                      g->path, ft_node_label(g, i));
     int rc = n->op->plan(&c, k);
     if (rc) return rc;
-    if (prepack == FT_LOWER_BF16) lw->n_bf16 += ft_bf16_retarget(k);
+    if ((prepack & ~FT_LOWER_PACK) || !prepack) ft_conv_winograd_off(k); /* fp32 C target only */
+    if (prepack & FT_LOWER_BF16) lw->n_bf16 += ft_bf16_retarget(k);
     int pi = k->prepack.input;
     if (prepack && pi >= 0 && n->in[pi] >= 0 && g->vals[n->in[pi]].t.data) {
       /* pack at compile time, with the kernel's own packing routine */

@@ -7,7 +7,7 @@
 /* p, laid out by compiler/ops/conv.c. Spatial sizes are 3-D (leading dims of size 1). */
 enum {
   FT_CV_PACKED = 0, /* 1 when ftaxc packed the weights (input 1): ft_conv_pack_w layout */
-  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED, or a _T mode */
+  FT_CV_MODE,       /* FT_CV_IM2COL, FT_CV_POINTWISE, FT_CV_DEPTHWISE, FT_CV_SHIFTED, a _T mode, FT_CV_WINOGRAD */
   FT_CV_N, FT_CV_C, FT_CV_CO, FT_CV_G,
   FT_CV_HAS_BIAS, FT_CV_ACT,
   FT_CV_CHUNK,      /* im2col columns per chunk, a multiple of FT_GEMM_NR */
@@ -22,10 +22,11 @@ enum {
 };
 /* The _T modes: pointwise and im2col with the GEMM transposed (vectors along C_out, W packed as
  * B panels: templates/c/conv.h); with weights not packed (constant folding, ftax-eager) they
- * run as FT_CV_POINTWISE and FT_CV_IM2COL. */
+ * run as FT_CV_POINTWISE and FT_CV_IM2COL. FT_CV_WINOGRAD: templates/c/winograd.h, its own
+ * kernel entry. */
 enum {
   FT_CV_IM2COL = 0, FT_CV_POINTWISE = 1, FT_CV_DEPTHWISE = 2, FT_CV_SHIFTED = 3,
-  FT_CV_POINTWISE_T = 4, FT_CV_IM2COL_T = 5
+  FT_CV_POINTWISE_T = 4, FT_CV_IM2COL_T = 5, FT_CV_WINOGRAD = 6
 };
 
 #endif
