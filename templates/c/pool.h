@@ -75,6 +75,34 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
     }                                                                                          \
   } while (0)
 
+/* MaxPool of one output row oh of a 1-D/2-D plane, in two steps: the maximum of the window's
+ * input rows, column by column (contiguous rows: vectorized), then each horizontal tap as a pass
+ * over that one row. k_h + k_w passes where the tap by tap loop makes k_h * k_w passes over the
+ * output row (3x3: 6 instead of 9, and the strided reads come from a row in L1). Every value is
+ * folded with the same comparison as the tap loop, so NaN inputs are skipped alike. */
+#define FT_POOL_ROWBUF 2048
+#define FT_MAXPOOL_ROWS(T, LOWEST)                                                             \
+  do {                                                                                         \
+    const int64_t *k_ = p + FT_PL_K, *s_ = p + FT_PL_S, *d_ = p + FT_PL_D, *pb_ = p + FT_PL_P; \
+    T cm_[FT_POOL_ROWBUF];                                                                     \
+    int64_t IW_ = ins[2];                                                                      \
+    for (int64_t iw = 0; iw < IW_; iw++) cm_[iw] = LOWEST;                                     \
+    for (int64_t kh = 0; kh < k_[1]; kh++) {                                                   \
+      int64_t ih = oh * s_[1] + kh * d_[1] - pb_[1];                                           \
+      if (ih < 0 || ih >= ins[1]) continue;                                                    \
+      const T *restrict xr = x + ih * IW_;                                                     \
+      for (int64_t iw = 0; iw < IW_; iw++) cm_[iw] = xr[iw] > cm_[iw] ? xr[iw] : cm_[iw];       \
+    }                                                                                          \
+    for (int64_t kw = 0; kw < k_[2]; kw++) {                                                   \
+      int64_t off = kw * d_[2] - pb_[2], a, b, sw = s_[2];                                     \
+      ft_pool_range(off, sw, 0, IW_, OW, &a, &b);                                              \
+      const T *restrict cr = cm_ + off;                                                        \
+      if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[ow] > yr[ow] ? cr[ow] : yr[ow]; \
+      else if (sw == 2) for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[2 * ow] > yr[ow] ? cr[2 * ow] : yr[ow]; \
+      else for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[ow * sw] > yr[ow] ? cr[ow * sw] : yr[ow]; \
+    }                                                                                          \
+  } while (0)
+
 /* MaxPool: out[0] the values, out[1] (optional) int64 indices into the flattened input. */
 #define FT_MAXPOOL(sfx, T, LOWEST)                                                             \
   static void ft_maxpool_##sfx##_run(const void *ctx, int64_t lo, int64_t hi) {                \
@@ -96,7 +124,9 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
           int64_t ro = (od * outs[1] + oh) * OW;                                               \
           T *restrict yr = Y + pl * S_out + ro;                                                \
           for (int64_t ow = 0; ow < OW; ow++) yr[ow] = LOWEST;                                 \
-          if (!I) {                                                                            \
+          if (!I && ins[0] == 1 && outs[0] == 1 && p[FT_PL_K] == 1 && p[FT_PL_P] == 0 && ins[2] <= FT_POOL_ROWBUF) { \
+            FT_MAXPOOL_ROWS(T, LOWEST);                                                        \
+          } else if (!I) {                                                                     \
             FT_POOL_TAPS(p, x, od, oh, {                                                       \
               const T *restrict xr = x + roff + off;                                           \
               if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] = xr[ow] > yr[ow] ? xr[ow] : yr[ow]; \
