@@ -42,17 +42,9 @@ static int body_graph(const ft_graph *g, int i, const char *name, const ft_graph
 
 /* A new int64 or bool scalar constant. */
 static int add_scalar(ft_graph *g, int i, const char *what, int dtype, int64_t x) {
-  char name[1100];
-  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, what);
-  int v = ft_add_unique_value(g, name, NULL);
-  ft_value *val = &g->vals[v];
-  val->kind = FT_V_CONST;
-  val->shape_known = 1;
-  val->t.dtype = dtype;
-  val->t.rank = 0;
-  val->t.data = calloc(1, 8);
-  if (dtype == FT_BOOL) *(uint8_t *)val->t.data = x != 0;
-  else *(int64_t *)val->t.data = x;
+  int v = ft_add_node_const(g, i, what, dtype, 0);
+  if (dtype == FT_BOOL) *(uint8_t *)g->vals[v].t.data = x != 0;
+  else *(int64_t *)g->vals[v].t.data = x;
   return v;
 }
 

@@ -206,17 +206,8 @@ static int seq_concat(ft_graph *g, int i, ft_err *e) {
 
 /* A 1-D int64 constant of n elements, or a scalar (n 0), named after node i. */
 static int add_ints(ft_graph *g, int i, const char *what, const int64_t *x, int n) {
-  char name[1100];
-  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, what);
-  int v = ft_add_unique_value(g, name, NULL);
-  ft_value *val = &g->vals[v];
-  val->kind = FT_V_CONST;
-  val->shape_known = 1;
-  val->t.dtype = FT_INT64;
-  val->t.rank = n ? 1 : 0;
-  val->t.dims[0] = n;
-  val->t.data = calloc((size_t)(n ? n : 1), sizeof(int64_t));
-  memcpy(val->t.data, x, sizeof(int64_t) * (size_t)(n ? n : 1));
+  int v = ft_add_node_const(g, i, what, FT_INT64, n);
+  memcpy(g->vals[v].t.data, x, sizeof(int64_t) * (size_t)(n ? n : 1));
   return v;
 }
 

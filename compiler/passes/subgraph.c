@@ -33,6 +33,20 @@ int ft_add_unique_value(ft_graph *g, const char *name, const char *tag) {
   }
 }
 
+int ft_add_node_const(ft_graph *g, int i, const char *what, int dtype, int64_t n) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.900s/%.100s", g->nodes[i].name, what);
+  int v = ft_add_unique_value(g, name, NULL);
+  ft_value *val = &g->vals[v];
+  val->kind = FT_V_CONST;
+  val->shape_known = 1;
+  val->t.dtype = dtype;
+  val->t.rank = n ? 1 : 0;
+  val->t.dims[0] = n;
+  val->t.data = calloc((size_t)(n ? n : 1), 8);
+  return v;
+}
+
 /* map[v]: the value of g that value v of subgraph b becomes. */
 static int map_values(ft_graph *g, int i, const ft_graph *b, const char *which, const int *binds, const char *tag,
                       int *map, ft_err *e) {

@@ -19,6 +19,9 @@ ft_node *ft_add_node_like(ft_graph *g, int i, const char *name, const char *op_t
 void ft_replace_node(ft_graph *g, int i, int from);
 /* A new value of g named name (made unique as above), for values the expansion adds itself. */
 int ft_add_unique_value(ft_graph *g, const char *name, const char *tag);
+/* A new constant named after node i ("NODE/what"): a scalar (n 0) or a 1-D tensor of n elements,
+ * 8-byte elements or fewer, its data zeroed for the caller to fill. */
+int ft_add_node_const(ft_graph *g, int i, const char *what, int dtype, int64_t n);
 /* A condition computed at run time (value cond of node i) is one bool, the byte the program tests. */
 int ft_check_condition(const ft_graph *g, int i, int cond, ft_err *e);
 
