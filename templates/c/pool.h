@@ -96,10 +96,10 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
     for (int64_t kw = 0; kw < k_[2]; kw++) {                                                   \
       int64_t off = kw * d_[2] - pb_[2], a, b, sw = s_[2];                                     \
       ft_pool_range(off, sw, 0, IW_, OW, &a, &b);                                              \
-      const T *restrict cr = cm_ + off;                                                        \
-      if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[ow] > yr[ow] ? cr[ow] : yr[ow]; \
-      else if (sw == 2) for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[2 * ow] > yr[ow] ? cr[2 * ow] : yr[ow]; \
-      else for (int64_t ow = a; ow < b; ow++) yr[ow] = cr[ow * sw] > yr[ow] ? cr[ow * sw] : yr[ow]; \
+      /* indexed from cm_ itself: cm_ + off may point before the array (off < 0 with padding) */ \
+      if (sw == 1) for (int64_t ow = a; ow < b; ow++) yr[ow] = cm_[ow + off] > yr[ow] ? cm_[ow + off] : yr[ow]; \
+      else if (sw == 2) for (int64_t ow = a; ow < b; ow++) yr[ow] = cm_[2 * ow + off] > yr[ow] ? cm_[2 * ow + off] : yr[ow]; \
+      else for (int64_t ow = a; ow < b; ow++) yr[ow] = cm_[ow * sw + off] > yr[ow] ? cm_[ow * sw + off] : yr[ow]; \
     }                                                                                          \
   } while (0)
 
