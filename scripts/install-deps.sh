@@ -18,7 +18,10 @@ pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler lib
   python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 pkgs="$pkgs gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
-[ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox nodejs npm"
+[ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox"
+# Node.js from Debian only where no node/npm is on the PATH (a node installed another way
+# conflicts with Debian's npm package)
+[ $want_bench = 1 ] && ! { command -v node && command -v npm; } >/dev/null 2>&1 && pkgs="$pkgs nodejs npm"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
