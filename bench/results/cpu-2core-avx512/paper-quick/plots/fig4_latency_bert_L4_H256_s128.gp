@@ -1,4 +1,4 @@
-# bench/plot: gnuplot fig4_latency_bert_L4_H256_s128.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot fig4_latency_bert_L4_H256_s128.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2

@@ -1,14 +1,14 @@
-# bench/plot: gnuplot paper_fig11.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig11.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-eager 1 1.40673 1.69529
-compiled 1 1.36356 1.47929
-ort 1 1.52737 1.67816
-torch 1 1.99975 15.6313
-MACs 1 2.01963 2.25414
+"eager" 1 1.40673 1.69529
+"compiled" 1 1.36356 1.47929
+"ort" 1 1.52737 1.67816
+"torch" 1 1.99975 15.6313
+"MACs" 1 2.01963 2.25414
 EOD
 set title "Figure 11: latency relative to resnet18 at batch 1"
 set ylabel "latency / latency of resnet18"
@@ -17,7 +17,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:4.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y

@@ -1,14 +1,14 @@
-# bench/plot: gnuplot paper_fig12.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig12.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-eager 1 0.177154 0.249567 0.210009
-compiled 1 0.143666 0.208499 0.1434
-ort 1 0.1678 0.224247 0.168566
-torch 1 1.5224 1.62297 3.80679
-MACs 1 0.165801 0.451429 0.212679
+"eager" 1 0.177154 0.249567 0.210009
+"compiled" 1 0.143666 0.208499 0.1434
+"ort" 1 0.1678 0.224247 0.168566
+"torch" 1 1.5224 1.62297 3.80679
+"MACs" 1 0.165801 0.451429 0.212679
 EOD
 set title "Figure 12: latency relative to resnet18 at batch 1"
 set ylabel "latency / latency of resnet18"
@@ -17,7 +17,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:4.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y

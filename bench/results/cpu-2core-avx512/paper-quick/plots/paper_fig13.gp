@@ -1,13 +1,13 @@
-# bench/plot: gnuplot paper_fig13.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig13.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-eager 1
-compiled 1
-ort 1
-MACs 1
+"eager" 1
+"compiled" 1
+"ort" 1
+"MACs" 1
 EOD
 set title "Figure 13: latency relative to wavlm_base at batch 1"
 set ylabel "latency / latency of wavlm_base"
@@ -16,7 +16,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:3.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y

@@ -1,15 +1,15 @@
-# bench/plot: gnuplot paper_fig5_modes.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig5_modes.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-bert_L4_H256 s8 b1 0.0262861 0.0166907 ? 0.0403067 ? 1 ?
-bert_L4_H256 s8 b16 0.036242 0.0335334 ? 0.0351675 ? 1 ?
-bert_L4_H256 s128 b1 0.0249949 0.0228552 0.0241258 0.0237232 0.0193732 1 0.835271
-bert_L4_H256 s128 b16 1 0.492553 0.50121 0.466624 0.572164 ? ?
-resnet18 b1 1.27076 1.38488 ? 1.05226 ? 1 ?
-resnet18 b4 0.486935 0.888312 ? 0.704496 ? 1 ?
+"bert_L4_H256 s8 b1" 0.0262861 0.0166907 ? 0.0403067 ? 1 ?
+"bert_L4_H256 s8 b16" 0.036242 0.0335334 ? 0.0351675 ? 1 ?
+"bert_L4_H256 s128 b1" 0.0249949 0.0228552 0.0241258 0.0237232 0.0193732 1 0.835271
+"bert_L4_H256 s128 b16" 1 0.492553 0.50121 0.466624 0.572164 ? ?
+"resnet18 b1" 1.27076 1.38488 ? 1.05226 ? 1 ?
+"resnet18 b4" 0.486935 0.888312 ? 0.704496 ? 1 ?
 EOD
 set title "Framework optimizations: latency relative to PyTorch eager (1 thread)"
 set ylabel "latency / PyTorch eager"
@@ -18,7 +18,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:5.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y

@@ -1,14 +1,14 @@
-# bench/plot: gnuplot paper_fig6.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig6.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-eager 1 3.25121 5.22842 0.371799
-compiled 1 2.80677 2.90951 0.3401
-ort 1 3.22794 3.55398 0.614146
-torch 1 2.26064 2.83261 0.253703
-MACs 1 1.99985 3.84618 0.500075
+"eager" 1 3.25121 5.22842 0.371799
+"compiled" 1 2.80677 2.90951 0.3401
+"ort" 1 3.22794 3.55398 0.614146
+"torch" 1 2.26064 2.83261 0.253703
+"MACs" 1 1.99985 3.84618 0.500075
 EOD
 set title "Figure 6: latency relative to bert_L4_H256 at batch 1"
 set ylabel "latency / latency of bert_L4_H256"
@@ -17,7 +17,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:4.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y

@@ -1,14 +1,14 @@
-# bench/plot: gnuplot paper_fig8.gp (run from /work/wt/paper/bench/results/cpu-2core-avx512/paper-quick)
+# bench/plot: gnuplot paper_fig8.gp (run from the folder above plots/)
 set datafile missing "?"
 set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-eager 1 0.273935 2.34794
-compiled 1 0.963209 3.62435
-ort 1 1.07228 3.32796
-torch 1 0.445045 3.12543
-MACs 1 0.365366 2.05759
+"eager" 1 0.273935 2.34794
+"compiled" 1 0.963209 3.62435
+"ort" 1 1.07228 3.32796
+"torch" 1 0.445045 3.12543
+"MACs" 1 0.365366 2.05759
 EOD
 set title "Figure 8: latency relative to bert_L12_H256 at batch 1"
 set ylabel "latency / latency of bert_L12_H256"
@@ -17,7 +17,7 @@ set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set xrange [-0.6:4.6]
-set xtics nomirror
+set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'
 set logscale y
