@@ -15,6 +15,8 @@ MODES = {
              "allocation and one dispatch per node on every run)",
     "compiled": "the program ftaxc writes for this one shape (folded, planned, no per-run shape logic)",
     "compiled_nofuse": "the same program built with ftaxc --no-fuse (fusion off)",
+    "compiled_bf16": "the same program built with ftaxc --precision bf16 (MatMul, Gemm and Conv in bfloat16 "
+                     "with fp32 accumulation)",
     "ort": "ONNX Runtime (CPU, onnxruntime-node) with graph optimizations 'all'",
     "ort_noopt": "ONNX Runtime with graph optimizations disabled (node by node)",
     "torch": "PyTorch eager (the torch module export.py exports), torch.inference_mode()",
@@ -32,7 +34,8 @@ MODES = {
     "torch_compile_cuda": "torch.compile(module, mode=\"reduce-overhead\") on the GPU (CUDA graphs), fp32",
 }
 CUDA_MODES = [m for m in MODES if m.startswith("cuda_") or m.endswith("_cuda")]
-CPU_MODES = [m for m in MODES if m not in CUDA_MODES]
+# the default CPU group keeps fp32: bf16 is asked for by name (or with "all")
+CPU_MODES = [m for m in MODES if m not in CUDA_MODES and m != "compiled_bf16"]
 # --modes accepts these names for groups of modes
 MODE_GROUPS = {"cpu": CPU_MODES, "cuda": CUDA_MODES, "all": list(MODES)}
 

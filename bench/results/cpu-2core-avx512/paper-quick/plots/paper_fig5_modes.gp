@@ -4,12 +4,12 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-"bert_L4_H256 s8 b1" 0.0262861 0.0166907 ? 0.0403067 ? 1 ?
-"bert_L4_H256 s8 b16" 0.036242 0.0335334 ? 0.0351675 ? 1 ?
-"bert_L4_H256 s128 b1" 0.0249949 0.0228552 0.0241258 0.0237232 0.0193732 1 0.835271
-"bert_L4_H256 s128 b16" 1 0.492553 0.50121 0.466624 0.572164 ? ?
-"resnet18 b1" 1.27076 1.38488 ? 1.05226 ? 1 ?
-"resnet18 b4" 0.486935 0.888312 ? 0.704496 ? 1 ?
+"bert_L4_H256 s8 b1" 0.0262861 0.0166907 ? 0.00747971 0.0403067 ? 1 ?
+"bert_L4_H256 s8 b16" 0.036242 0.0335334 ? 0.00786983 0.0351675 ? 1 ?
+"bert_L4_H256 s128 b1" 0.0249949 0.0228552 0.0241258 ? 0.0237232 0.0193732 1 0.835271
+"bert_L4_H256 s128 b16" 1 0.492553 0.50121 ? 0.466624 0.572164 ? ?
+"resnet18 b1" 1.27076 1.38488 ? 0.374314 1.05226 ? 1 ?
+"resnet18 b4" 0.486935 0.888312 ? 0.245104 0.704496 ? 1 ?
 EOD
 set title "Framework optimizations: latency relative to PyTorch eager (1 thread)"
 set ylabel "latency / PyTorch eager"
@@ -29,17 +29,19 @@ set output 'paper_fig5_modes.png'
 plot $d using 2:xtic(1) title "eager" lc rgb '#7f7f7f', \
      $d using 3:xtic(1) title "compiled" lc rgb '#1f77b4', \
      $d using 4:xtic(1) title "compiled_nofuse" lc rgb '#d62728', \
-     $d using 5:xtic(1) title "ort" lc rgb '#2ca02c', \
-     $d using 6:xtic(1) title "ort_noopt" lc rgb '#9467bd', \
-     $d using 7:xtic(1) title "torch" lc rgb '#ff7f0e', \
-     $d using 8:xtic(1) title "torchscript" lc rgb '#8c564b'
+     $d using 5:xtic(1) title "compiled_bf16" lc rgb '#2ca02c', \
+     $d using 6:xtic(1) title "ort" lc rgb '#9467bd', \
+     $d using 7:xtic(1) title "ort_noopt" lc rgb '#ff7f0e', \
+     $d using 8:xtic(1) title "torch" lc rgb '#8c564b', \
+     $d using 9:xtic(1) title "torchscript" lc rgb '#17becf'
 set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
 set output 'paper_fig5_modes.svg'
 plot $d using 2:xtic(1) title "eager" lc rgb '#7f7f7f', \
      $d using 3:xtic(1) title "compiled" lc rgb '#1f77b4', \
      $d using 4:xtic(1) title "compiled_nofuse" lc rgb '#d62728', \
-     $d using 5:xtic(1) title "ort" lc rgb '#2ca02c', \
-     $d using 6:xtic(1) title "ort_noopt" lc rgb '#9467bd', \
-     $d using 7:xtic(1) title "torch" lc rgb '#ff7f0e', \
-     $d using 8:xtic(1) title "torchscript" lc rgb '#8c564b'
+     $d using 5:xtic(1) title "compiled_bf16" lc rgb '#2ca02c', \
+     $d using 6:xtic(1) title "ort" lc rgb '#9467bd', \
+     $d using 7:xtic(1) title "ort_noopt" lc rgb '#ff7f0e', \
+     $d using 8:xtic(1) title "torch" lc rgb '#8c564b', \
+     $d using 9:xtic(1) title "torchscript" lc rgb '#17becf'
 unset output

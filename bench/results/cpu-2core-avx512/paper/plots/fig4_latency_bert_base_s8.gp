@@ -28,6 +28,14 @@ $d2 << EOD
 32 456.803
 EOD
 $d3 << EOD
+1 9.21473
+2 15.2292
+4 28.8355
+8 56.4654
+16 110.824
+32 230.106
+EOD
+$d4 << EOD
 1 25.5188
 2 35.0201
 4 60.923
@@ -35,7 +43,7 @@ $d3 << EOD
 16 218.488
 32 432.03
 EOD
-$d4 << EOD
+$d5 << EOD
 1 26.7295
 2 36.9981
 4 62.8223
@@ -43,7 +51,7 @@ $d4 << EOD
 16 223.907
 32 439.747
 EOD
-$d5 << EOD
+$d6 << EOD
 1 59.7567
 2 74.5096
 4 97.2653
@@ -51,7 +59,7 @@ $d5 << EOD
 16 269.309
 32 505.06
 EOD
-$d6 << EOD
+$d7 << EOD
 1 56.5652
 2 73.4761
 4 99.8413
@@ -64,26 +72,28 @@ set xlabel 'batch size'
 set ylabel "median latency (ms)"
 set logscale xy
 set xrange [0.8:40]
-set yrange [14.1302:757.59]
+set yrange [6.14315:757.59]
 set xtics ("1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32)
-set ytics ("20" 20, "50" 50, "100" 100, "200" 200, "500" 500)
+set ytics ("10" 10, "20" 20, "50" 50, "100" 100, "200" 200, "500" 500)
 set mytics 10
 set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
 set output 'fig4_latency_bert_base_s8.png'
 plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "eager", \
      $d1 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled", \
      $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 4 ps 1.2 title "compiled_nofuse", \
-     $d3 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
-     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
-     $d5 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
-     $d6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
+     $d3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 6 ps 1.2 title "compiled_bf16", \
+     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
+     $d5 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
+     $d6 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
+     $d7 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
 set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
 set output 'fig4_latency_bert_base_s8.svg'
 plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "eager", \
      $d1 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled", \
      $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 4 ps 1.2 title "compiled_nofuse", \
-     $d3 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
-     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
-     $d5 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
-     $d6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
+     $d3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 6 ps 1.2 title "compiled_bf16", \
+     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
+     $d5 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
+     $d6 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
+     $d7 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
 unset output

@@ -28,6 +28,14 @@ $d2 << EOD
 32 2495.29
 EOD
 $d3 << EOD
+1 53.7796
+2 112.241
+4 230.637
+8 478.58
+16 975.994
+32 2015.95
+EOD
+$d4 << EOD
 1 75.7434
 2 152.958
 4 295.704
@@ -35,7 +43,7 @@ $d3 << EOD
 16 1185.35
 32 2367.83
 EOD
-$d4 << EOD
+$d5 << EOD
 1 93.8153
 2 188.909
 4 372.366
@@ -43,7 +51,7 @@ $d4 << EOD
 16 1541.76
 32 3008.86
 EOD
-$d5 << EOD
+$d6 << EOD
 1 102.515
 2 195.48
 4 435.59
@@ -51,7 +59,7 @@ $d5 << EOD
 16 1957.33
 32 5007.36
 EOD
-$d6 << EOD
+$d7 << EOD
 1 97.198
 2 188.918
 4 398.769
@@ -64,7 +72,7 @@ set xlabel 'batch size'
 set ylabel "median latency (ms)"
 set logscale xy
 set xrange [0.8:40]
-set yrange [49.2979:7511.04]
+set yrange [35.8531:7511.04]
 set xtics ("1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32)
 set ytics ("50" 50, "100" 100, "200" 200, "500" 500, "1000" 1000, "2000" 2000, "5000" 5000)
 set mytics 10
@@ -73,17 +81,19 @@ set output 'fig4_latency_resnet50.png'
 plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "eager", \
      $d1 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled", \
      $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 4 ps 1.2 title "compiled_nofuse", \
-     $d3 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
-     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
-     $d5 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
-     $d6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
+     $d3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 6 ps 1.2 title "compiled_bf16", \
+     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
+     $d5 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
+     $d6 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
+     $d7 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
 set terminal svg size 1000,620 font 'DejaVu Sans,11' noenhanced background '#ffffff'
 set output 'fig4_latency_resnet50.svg'
 plot $d0 using 1:2 with linespoints lw 2 lc rgb '#d62728' dt 1 pt 7 ps 1.2 title "eager", \
      $d1 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 1 pt 5 ps 1.2 title "compiled", \
      $d2 using 1:2 with linespoints lw 2 lc rgb '#1f77b4' dt 2 pt 4 ps 1.2 title "compiled_nofuse", \
-     $d3 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
-     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
-     $d5 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
-     $d6 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
+     $d3 using 1:2 with linespoints lw 2 lc rgb '#9467bd' dt 1 pt 6 ps 1.2 title "compiled_bf16", \
+     $d4 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 1 pt 9 ps 1.2 title "ort", \
+     $d5 using 1:2 with linespoints lw 2 lc rgb '#2ca02c' dt 2 pt 8 ps 1.2 title "ort_noopt", \
+     $d6 using 1:2 with linespoints lw 2 lc rgb '#ff7f0e' dt 1 pt 11 ps 1.2 title "torch", \
+     $d7 using 1:2 with linespoints lw 2 lc rgb '#8c564b' dt 2 pt 10 ps 1.2 title "torchscript"
 unset output
