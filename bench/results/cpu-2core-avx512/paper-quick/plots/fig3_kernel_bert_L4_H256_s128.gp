@@ -4,33 +4,33 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d0 << EOD
-1 15.7807
-4 77.4672
-16 555.591
+1 10.5251
+4 44.0541
+16 185.915
 EOD
 $d1 << EOD
-1 15.3822
-4 77.0248
-16 548.615
+1 10.3115
+4 43.7043
+16 185.246
 EOD
 $d2 << EOD
-1 14.4298
-4 88.4922
-16 273.658
+1 9.732
+4 39.2167
+16 186.59
 EOD
 $d3 << EOD
-1 15.232
-4 68.0224
-16 278.468
+1 9.9297
+4 41.0787
+16 178.435
 EOD
 set title "Total vs kernel time: bert_L4_H256, seq 128, 1 thread"
 set xlabel 'batch size'
 set ylabel "time per run (ms)"
 set logscale xy
 set xrange [0.8:20]
-set yrange [9.61987:833.387]
+set yrange [6.488:279.885]
 set xtics ("1" 1, "4" 4, "16" 16)
-set ytics ("10" 10, "20" 20, "50" 50, "100" 100, "200" 200, "500" 500)
+set ytics ("10" 10, "20" 20, "50" 50, "100" 100, "200" 200)
 set mytics 10
 set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
 set output 'fig3_kernel_bert_L4_H256_s128.png'

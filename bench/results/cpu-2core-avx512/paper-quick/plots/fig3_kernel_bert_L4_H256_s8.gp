@@ -4,28 +4,28 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d0 << EOD
-1 1.0886
-4 7.81356
-16 22.6017
+1 0.720126
+4 2.77289
+16 10.0356
 EOD
 $d1 << EOD
-1 0.97756
-4 7.32304
-16 21.3355
+1 0.595558
+4 2.60479
+16 9.82133
 EOD
 $d2 << EOD
-1 0.691219
-4 6.53447
-16 20.9125
+1 0.565146
+4 2.23699
+16 9.02
 EOD
 set title "Total vs kernel time: bert_L4_H256, seq 8, 1 thread"
 set xlabel 'batch size'
 set ylabel "time per run (ms)"
 set logscale xy
 set xrange [0.8:20]
-set yrange [0.460813:33.9026]
+set yrange [0.376764:15.0534]
 set xtics ("1" 1, "4" 4, "16" 16)
-set ytics ("0.5" 0.5, "1" 1, "2" 2, "5" 5, "10" 10, "20" 20)
+set ytics ("0.5" 0.5, "1" 1, "2" 2, "5" 5, "10" 10)
 set mytics 10
 set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
 set output 'fig3_kernel_bert_L4_H256_s8.png'

@@ -4,25 +4,25 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d0 << EOD
-1 85.6696
-4 201.653
+1 33.4682
+4 118.578
 EOD
 $d1 << EOD
-1 85.4067
-4 200.576
+1 33.371
+4 118.277
 EOD
 $d2 << EOD
-1 93.3631
-4 367.874
+1 34.0808
+4 116.064
 EOD
 set title "Total vs kernel time: resnet18, 1 thread"
 set xlabel 'batch size'
 set ylabel "time per run (ms)"
 set logscale xy
 set xrange [0.8:5]
-set yrange [56.9378:551.811]
+set yrange [22.2473:177.867]
 set xtics ("1" 1, "4" 4)
-set ytics ("60" 60, "80" 80, "100" 100, "150" 150.0, "200" 200, "300" 300, "400" 400, "500" 500)
+set ytics ("30" 30, "40" 40, "50" 50, "60" 60, "80" 80, "100" 100, "150" 150.0)
 set mytics 10
 set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
 set output 'fig3_kernel_resnet18.png'

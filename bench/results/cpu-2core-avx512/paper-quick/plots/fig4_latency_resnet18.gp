@@ -4,33 +4,33 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d0 << EOD
-1 85.6696
-4 201.653
+1 33.4682
+4 118.578
 EOD
 $d1 << EOD
-1 93.3631
-4 367.874
+1 34.0808
+4 116.064
 EOD
 $d2 << EOD
-1 25.2347
-4 101.504
+1 31.0964
+4 107.209
 EOD
 $d3 << EOD
-1 70.9391
-4 291.751
+1 33.845
+4 131.373
 EOD
 $d4 << EOD
-1 67.4159
-4 414.127
+1 48.3955
+4 186.015
 EOD
 set title "Latency vs batch size: resnet18, 1 thread"
 set xlabel 'batch size'
 set ylabel "median latency (ms)"
 set logscale xy
 set xrange [0.8:5]
-set yrange [16.8231:621.191]
+set yrange [20.7309:279.022]
 set xtics ("1" 1, "4" 4)
-set ytics ("20" 20, "50" 50, "100" 100, "200" 200, "500" 500)
+set ytics ("30" 30, "40" 40, "50" 50, "60" 60, "80" 80, "100" 100, "150" 150.0, "200" 200)
 set mytics 10
 set terminal pngcairo size 1000,620 font 'DejaVu Sans,11' noenhanced
 set output 'fig4_latency_resnet18.png'

@@ -7,6 +7,7 @@ $d << EOD
 "eager" 1
 "compiled" 1
 "ort" 1
+"torch" 1
 "MACs" 1
 EOD
 set title "Figure 13: latency relative to wavlm_base at batch 1"
@@ -15,7 +16,7 @@ set style data histogram
 set style histogram cluster gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
-set xrange [-0.6:3.6]
+set xrange [-0.6:4.6]
 set xtics nomirror rotate by -20
 unset grid
 set grid ytics lc rgb '#dddddd'

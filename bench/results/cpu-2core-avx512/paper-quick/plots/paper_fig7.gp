@@ -4,10 +4,10 @@ set grid back lc rgb "#dddddd"
 set key outside right top box opaque samplen 2
 set border lw 1
 $d << EOD
-"eager" 1 0.478787
-"compiled" 1 0.773437
-"ort" 1 0.798527
-"torch" 1 0.774942
+"eager" 1 0.781182
+"compiled" 1 0.770974
+"ort" 1 0.793706
+"torch" 1 0.862787
 "MACs" 1 0.750363
 EOD
 set title "Figure 7: latency relative to bert_L12_H256 at batch 1"
