@@ -87,10 +87,11 @@ static void count_read(ft_eager *h, int i, int v) {
 
 static void count_uses(ft_eager *h) {
   const ft_graph *g = h->g;
-  for (int i = 0; i < g->n_nodes; i++)
+  for (int i = 0; i < g->n_nodes; i++) {
     for (int k = 0; k < g->nodes[i].n_in; k++) count_read(h, i, g->nodes[i].in[k]);
-  for (int i = 0; i < g->n_nodes; i++) /* a guard reads its condition */
-    for (int k = 0; k < g->nodes[i].n_guard; k++) count_read(h, i, ft_guard_value(g->nodes[i].guard[k]));
+    for (int k = 0; k < g->nodes[i].n_guard; k++) /* a guard reads its condition */
+      count_read(h, i, ft_guard_value(g->nodes[i].guard[k]));
+  }
   for (int i = 0; i < g->n_outputs; i++) h->uses[g->outputs[i]]++; /* held until copied out */
   for (int v = 0; v < g->n_vals; v++) h->seen[v] = 0;
 }

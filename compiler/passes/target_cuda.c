@@ -70,7 +70,7 @@ static int find_twins(const ft_graph *g, ft_lowered *lw, int fp16, ft_cuda_libs 
     for (int j = 0; j < n->n_guard; j++) in_loop |= ft_guard_is_loop(n->guard[j]);
     if (in_loop) { /* the program would loop on a flag on the device */
       note_missing(&ms, k->entry, "in the body of a Loop run at run time; the CUDA target does not loop "
-                   "(compile for the CPU, or --bind what its trip count depends on)", lw->order[s]);
+                   "(compile for the CPU, or --bind its trip count)", lw->order[s]);
       continue;
     }
     if (n->n_guard) { /* the program would branch on a value on the device */

@@ -596,12 +596,16 @@ def gen_invalid(g):
                                       [vi("x", F, [2, 3]), vi("n", I64, [])], [vi("y", F, None), vi("ys", F, None)]),
         expect=(3,), has=["loop_node", "trip count", "scan outputs", "--bind n="],
         note="trip count from an input and a scan output of that length: bind it")
-    add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=step)],
+    # while sum(v) > 0: v = -v (ends after one iteration at most; ftax-eager runs it too)
+    flip = body([node("Neg", ["v"], ["vo"], "neg_v"), node("ReduceSum", ["vo"], ["sv"], "sum_v", keepdims=0),
+                 node("Greater", ["sv", "zero"], ["co"], "positive_v")],
+                [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=flip)],
                              [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
         expect=(0,), note="no trip count, a run-time condition: a while loop of the program")
     add("loop_too_long", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
-                            [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1 << 40, np.int64))]),
-        expect=(0,), note="2^40 iterations: over the unrolling limit, a loop of the program")
+                            [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(2000, np.int64))]),
+        expect=(0,), note="2000 iterations: over the unrolling limit, a loop of the program")
     add("loop_too_long_scan", mk([node("Loop", ["n", "", "x"], ["y", "ys"], "loop_node", body=step_scan)],
                                  [vi("x", F, [2, 3])], [vi("y", F, None), vi("ys", F, None)],
                                  [init("n", np.array(1 << 40, np.int64))]),
