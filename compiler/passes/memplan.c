@@ -97,6 +97,18 @@ static void stretch_into_loops(const ft_graph *g, const ft_lowered *lw, const in
   }
 }
 
+/* def[v], last[v]: the steps that write value v and read it last, in execution order. */
+static void lifetimes(const ft_graph *g, const ft_lowered *lw, int64_t *def, int64_t *last) {
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
+    for (int k = 0; k < n->n_guard; k++) last[ft_guard_value(n->guard[k])] = s; /* the `if` reads it */
+  }
+  stretch_into_loops(g, lw, def, last);
+  for (int v = 0; v < g->n_vals; v++) if (last[v] < def[v]) last[v] = def[v];
+}
+
 int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e) {
   (void)e;
   int nv = g->n_vals;
@@ -115,15 +127,7 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     if (mp->storage[v] == FT_S_NONE && g->vals[v].kind == FT_V_ACT) { mp->storage[v] = FT_S_OUTPUT; mp->offset[v] = i; }
   }
 
-  /* lifetimes in execution order */
-  for (int s = 0; s < lw->n; s++) {
-    const ft_node *n = &g->nodes[lw->order[s]];
-    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
-    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
-    for (int k = 0; k < n->n_guard; k++) last[ft_guard_value(n->guard[k])] = s; /* the `if` reads it */
-  }
-  stretch_into_loops(g, lw, def, last);
-  for (int v = 0; v < nv; v++) if (last[v] < def[v]) last[v] = def[v];
+  lifetimes(g, lw, def, last);
 
   /* views and in-place writes: share the root's storage, extend its lifetime */
   for (int s = 0; s < lw->n; s++) {
