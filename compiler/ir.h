@@ -93,8 +93,10 @@ typedef struct ft_node {
   int *outer;  /* values of this graph that the node's subgraphs (If branches) read by name */
   int n_outer;
   /* The node runs only when each entry holds: entry FT_GUARD(v, negated) is bool scalar v true
-   * (negated 0) or false (negated 1), outermost If first. Set on the nodes of If branches whose
-   * condition is computed at run time (compiler/passes/branch.c); empty for every other node. */
+   * (negated 0) or false (negated 1), outermost first. Set on the nodes of If branches whose
+   * condition is computed at run time (compiler/passes/branch.c); empty for every other node.
+   * Entry FT_GUARD_LOOP(v) marks the body of a Loop run at run time (compiler/passes/loop.c): the
+   * nodes that carry it run again and again while bool scalar v holds. */
   int *guard;
   int n_guard;
   const struct ft_opdesc *op; /* resolved by ft_resolve_ops */
@@ -119,9 +121,11 @@ typedef struct ft_graph {
   int name_cap;
 } ft_graph;
 
-#define FT_GUARD(v, negated) ((v) * 2 + ((negated) ? 1 : 0))
-static inline int ft_guard_value(int entry) { return entry / 2; }
+#define FT_GUARD(v, negated) ((v) * 4 + ((negated) ? 1 : 0))
+#define FT_GUARD_LOOP(v) ((v) * 4 + 2)
+static inline int ft_guard_value(int entry) { return entry / 4; }
 static inline int ft_guard_negated(int entry) { return entry & 1; }
+static inline int ft_guard_is_loop(int entry) { return (entry & 3) == 2; }
 
 /* Construction. */
 ft_graph *ft_graph_new(void);

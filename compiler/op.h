@@ -84,6 +84,8 @@ enum {
   FT_OP_NOEVAL = 4,  /* has no kernel: must be folded at compile time (Constant, Shape...) */
   FT_OP_CONTROL = 8, /* runs a subgraph: the inference sweep replaces it by the branch it takes
                         when that is known (compiler/passes/branch.c) */
+  FT_OP_EFFECT = 16, /* holds a Loop's state across iterations (compiler/passes/loop.c): never
+                        folded, even from constant inputs, and never removed as dead code */
 };
 
 /* FT_OP_INPLACE lets the planner pick any input. A kernel that still reads some inputs after it

@@ -54,14 +54,46 @@ static void learn_output_shapes(ft_eager *h) {
   }
 }
 
+/* The outermost loop entry of node n's guard, or -1. */
+static int loop_entry(const ft_node *n) {
+  for (int k = 0; k < n->n_guard; k++)
+    if (ft_guard_is_loop(n->guard[k])) return n->guard[k];
+  return -1;
+}
+
+/* loop_first/loop_last of each node: the nodes carrying a loop entry are contiguous. */
+static void find_loops(ft_eager *h) {
+  const ft_graph *g = h->g;
+  for (int i = 0; i < g->n_nodes; i++) {
+    int entry = loop_entry(&g->nodes[i]);
+    h->loop_first[i] = h->loop_last[i] = -1;
+    if (entry < 0) continue;
+    int a = i > 0 && loop_entry(&g->nodes[i - 1]) == entry ? h->loop_first[i - 1] : i;
+    for (int j = a; j <= i; j++) h->loop_first[j] = a, h->loop_last[j] = i;
+  }
+}
+
+/* Value v, read by node i, was made before the loop body node i is in. */
+static int from_before_loop(const ft_eager *h, int i, int v) {
+  return h->loop_first[i] >= 0 && h->g->vals[v].producer < h->loop_first[i];
+}
+
+/* Node i reads v (an input or a guard's condition): one use, or one for the whole loop. */
+static void count_read(ft_eager *h, int i, int v) {
+  if (v < 0) return;
+  if (!from_before_loop(h, i, v)) h->uses[v]++;
+  else if (h->seen[v] != h->loop_first[i] + 1) h->seen[v] = h->loop_first[i] + 1, h->uses[v]++;
+}
+
 static void count_uses(ft_eager *h) {
   const ft_graph *g = h->g;
-  for (int i = 0; i < g->n_nodes; i++)
-    for (int k = 0; k < g->nodes[i].n_in; k++)
-      if (g->nodes[i].in[k] >= 0) h->uses[g->nodes[i].in[k]]++;
-  for (int i = 0; i < g->n_nodes; i++) /* a guard reads its condition */
-    for (int k = 0; k < g->nodes[i].n_guard; k++) h->uses[ft_guard_value(g->nodes[i].guard[k])]++;
+  for (int i = 0; i < g->n_nodes; i++) {
+    for (int k = 0; k < g->nodes[i].n_in; k++) count_read(h, i, g->nodes[i].in[k]);
+    for (int k = 0; k < g->nodes[i].n_guard; k++) /* a guard reads its condition */
+      count_read(h, i, ft_guard_value(g->nodes[i].guard[k]));
+  }
   for (int i = 0; i < g->n_outputs; i++) h->uses[g->outputs[i]]++; /* held until copied out */
+  for (int v = 0; v < g->n_vals; v++) h->seen[v] = 0;
 }
 
 /* One profile row per op type, and each node's row. */
@@ -111,20 +143,25 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   h->packed = calloc(nn, sizeof *h->packed);
   h->rows = calloc(nn, sizeof *h->rows);
   h->sorted = calloc(nn, sizeof *h->sorted);
+  h->loop_first = calloc(nn, sizeof *h->loop_first);
+  h->loop_last = calloc(nn, sizeof *h->loop_last);
+  h->seen = calloc(nv, sizeof *h->seen);
   if (!h->uses || !h->uses_left || !h->root || !h->store || !h->out_desc || !h->out_slot || !h->node_row || !h->rows ||
-      !h->sorted) {
+      !h->sorted || !h->loop_first || !h->loop_last || !h->seen) {
     ft_eager_free(h);
     return ft_fail(e, FT_EIO, "out of memory");
   }
   for (int v = 0; v < g->n_vals; v++) h->root[v] = v, h->out_slot[v] = -1;
   for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
+  find_loops(h);
   count_uses(h);
   make_rows(h);
   learn_output_shapes(h);
   for (int i = 0; dev && !rc && i < g->n_nodes; i++)
     if (g->nodes[i].n_guard)
-      rc = ft_fail(e, FT_EUNSUPPORTED, "%s: %s is in a branch of an If whose condition is computed at run time; ftax-eager "
-                   "runs such models with --device cpu", g->path, ft_node_label(g, i));
+      rc = ft_fail(e, FT_EUNSUPPORTED, "%s: %s is in %s; ftax-eager runs such models with --device cpu", g->path,
+                   ft_node_label(g, i), loop_entry(&g->nodes[i]) >= 0 ? "the body of a Loop run at run time"
+                   : "a branch of an If whose condition is computed at run time");
   if (dev && !rc) {
     h->dptr = calloc(nv, sizeof *h->dptr);
     h->cdev = calloc(nv, sizeof *h->cdev);
@@ -153,6 +190,7 @@ void ft_eager_free(ft_eager *h) {
   ft_cache_release(&h->cache);
   free(h->uses); free(h->uses_left); free(h->root); free(h->store); free(h->out_desc); free(h->out_slot);
   free(h->node_row); free(h->rows); free(h->sorted);
+  free(h->loop_first); free(h->loop_last); free(h->seen);
   free(h);
 }
 
@@ -460,6 +498,43 @@ static int guard_holds(const ft_eager *h, const ft_node *n) {
   return 1;
 }
 
+/* Node i read v: one use less, and v's storage goes back after its last (a read of a value made
+ * before a loop counts at the loop's end, loop_exit). */
+static void read_done(ft_eager *h, int i, int v) {
+  if (v < 0 || h->g->vals[v].kind != FT_V_ACT || from_before_loop(h, i, v)) return;
+  if (--h->uses_left[v] == 0) release(h, v);
+}
+
+/* Node i ends a loop body (first..i): 1 when the body runs again (its flag holds), and then the
+ * values it makes count their uses afresh; 0 when the loop is over, and then the values it read
+ * from before it are done with once. */
+static int loop_again(ft_eager *h, int i) {
+  const ft_graph *g = h->g;
+  int first = h->loop_first[i];
+  const ft_tensor *go = &g->vals[ft_guard_value(loop_entry(&g->nodes[i]))].t;
+  if (go->data && *(const unsigned char *)go->data) {
+    for (int j = first; j <= i; j++)
+      for (int k = 0; k < g->nodes[j].n_out; k++)
+        if (g->nodes[j].out[k] >= 0) h->uses_left[g->nodes[j].out[k]] = h->uses[g->nodes[j].out[k]];
+    return 1;
+  }
+  if (h->stamp == INT32_MAX) { /* stamps start over */
+    for (int v = 0; v < g->n_vals; v++) h->seen[v] = 0;
+    h->stamp = 0;
+  }
+  h->stamp++;
+  for (int j = first; j <= i; j++) {
+    const ft_node *n = &g->nodes[j];
+    for (int k = 0; k < n->n_in + n->n_guard; k++) {
+      int v = k < n->n_in ? n->in[k] : ft_guard_value(n->guard[k - n->n_in]);
+      if (v < 0 || !from_before_loop(h, j, v) || h->seen[v] == h->stamp) continue;
+      h->seen[v] = h->stamp;
+      if (g->vals[v].kind == FT_V_ACT && --h->uses_left[v] == 0) release(h, v);
+    }
+  }
+  return 0;
+}
+
 int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, ft_err *e) {
   int64_t t_run = h->profiling ? now_ns() : 0;
   ft_graph *g = h->g;
@@ -481,15 +556,9 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
     int64_t t_node = h->profiling ? now_ns() : 0;
     if (guard_holds(h, n)) rc = run_node(h, i, e); /* else a branch not taken: nothing to run */
     if (rc) break;
-    for (int k = 0; k < n->n_guard; k++) {
-      int v = ft_guard_value(n->guard[k]);
-      if (g->vals[v].kind == FT_V_ACT && --h->uses_left[v] == 0) release(h, v);
-    }
+    for (int k = 0; k < n->n_guard; k++) read_done(h, i, ft_guard_value(n->guard[k]));
     /* each input read for the last time, and each output nobody reads, is released now */
-    for (int k = 0; k < n->n_in; k++) {
-      int v = n->in[k];
-      if (v >= 0 && g->vals[v].kind == FT_V_ACT && --h->uses_left[v] == 0) release(h, v);
-    }
+    for (int k = 0; k < n->n_in; k++) read_done(h, i, n->in[k]);
     for (int k = 0; k < n->n_out; k++)
       if (n->out[k] >= 0 && h->uses[n->out[k]] == 0) release(h, n->out[k]);
     if (h->profiling) {
@@ -497,6 +566,7 @@ int ft_eager_run(ft_eager *h, const void *const *inputs, void *const *outputs, f
       r->calls++;
       r->node_ns += now_ns() - t_node;
     }
+    if (h->loop_last[i] == i && loop_again(h, i)) i = h->loop_first[i] - 1; /* back to the body's first node */
   }
   for (int i = 0; i < g->n_outputs && !rc; i++) {
     const ft_value *v = &g->vals[g->outputs[i]];

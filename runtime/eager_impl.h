@@ -23,6 +23,12 @@ struct ft_eager {
   int *uses;            /* per value: node input slots reading it (+1 if a graph output) */
   int *uses_left;       /* per value, counting down during a run */
   int *root;            /* per value: the value whose storage it uses (itself unless a view) */
+  /* Loops run at run time (guard entry FT_GUARD_LOOP): per node, the first and last node of the
+   * loop body it is in, -1 if none. A value made before a body and read in it counts one use for
+   * the whole loop, given back when the loop ends; values made in the body count per iteration. */
+  int *loop_first, *loop_last;
+  int *seen;            /* per value: the last loop exit that counted it (stamp) */
+  int stamp;
   ft_storage *store;    /* per value, meaningful where root[v] == v */
   ft_tensor *out_desc;  /* per graph output: dtype and shape learned at load */
   int *out_slot;        /* per value: the first graph output it is, -1 if none */

@@ -189,9 +189,11 @@ static void write_call(FILE *c, const ft_graph *g, const ft_memplan *mp, const f
   else fprintf(c, "NULL);\n");
 }
 
-/* The `if` blocks around the calls of If branches whose condition is computed at run time: the
- * blocks open[0..*n_open) are open; close those node n's guard does not share, open the rest of
- * it. A condition is a bool scalar the program computed (or an input). */
+/* The `if` blocks around the calls of If branches whose condition is computed at run time, and
+ * the `while` blocks around the bodies of Loops run at run time (their flag is set by LoopInit
+ * before the block and by LoopNext at the body's end): the blocks open[0..*n_open) are open;
+ * close those node n's guard does not share, open the rest of it. A condition is a bool scalar
+ * the program computed (or an input). */
 static void write_guards(FILE *c, const ft_graph *g, const ft_memplan *mp, const ft_node *n, int *open, int *n_open) {
   int common = 0;
   while (common < *n_open && common < n->n_guard && open[common] == n->guard[common]) common++;
@@ -200,7 +202,8 @@ static void write_guards(FILE *c, const ft_graph *g, const ft_memplan *mp, const
     int entry = n->guard[*n_open], v = ft_guard_value(entry);
     char buf[256];
     ptr_expr(buf, sizeof buf, mp, v, 1);
-    fprintf(c, "%*sif (%s*(const unsigned char *)%s) { /* ", 2 * *n_open + 2, "", ft_guard_negated(entry) ? "!" : "", buf);
+    fprintf(c, "%*s%s (%s*(const unsigned char *)%s) { /* ", 2 * *n_open + 2, "", ft_guard_is_loop(entry) ? "while" : "if",
+            ft_guard_negated(entry) ? "!" : "", buf);
     ft_emit_comment(c, g->vals[v].name);
     fprintf(c, " */\n");
     open[*n_open] = entry;

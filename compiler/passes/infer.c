@@ -189,7 +189,7 @@ static int infer_node(ft_graph *g, int i, int mode, ft_gaps *gp, ft_err *e) {
   }
   if (gap) return -1;
   /* infer itself produced the data (Constant, Shape, Size): the node is folded */
-  int foldable = produced_data || (mode != FT_INFER_NO_FOLD && all_const && !(n->op->flags & FT_OP_NOEVAL));
+  int foldable = produced_data || (mode != FT_INFER_NO_FOLD && all_const && !(n->op->flags & (FT_OP_NOEVAL | FT_OP_EFFECT)));
   if (!foldable) return 0;
   if (!produced_data) {
     rc = fold_node(g, i, &c, e);

@@ -18,8 +18,17 @@
  * reverse direction, and the scan outputs are stacked along their axes, in reverse for a reverse
  * direction.
  *
- * Unrolling has limits (FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES): a loop past them is refused as
- * unsupported, as is a trip count computed at run time. */
+ * Unrolling has limits (FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES, FT_GRAPH_MAX_NODES).
+ *
+ * A Loop that cannot be unrolled (its trip count computed at run time, a run-time condition and no
+ * trip count, or past the limits) becomes a loop of the program, if it has no scan outputs (their
+ * length would be known only at run time): ftax.LoopInit sets its state (go: run the body again,
+ * the iteration number, the carried values) from its inputs; one copy of the body follows, each
+ * node guarded by FT_GUARD_LOOP(go) after the Loop's own guard, and ends with ftax.LoopNext, which
+ * copies the body's results into the state (templates/c/loop.h). The C program runs the
+ * guarded calls in a `while (go)`, ftax-eager jumps back over them. The body is inferred once:
+ * LoopNext refuses carried values whose shape or type the body changes. Loops run this way do
+ * not nest (an unrolled Loop inside one is fine). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +194,106 @@ static int finish_loop(ft_graph *g, int i, const loop_shape *s, ft_err *e) {
   return rc;
 }
 
+/* ---- Loop at run time ------------------------------------------------------------------------ */
+
+/* Node n is in the body of a Loop the program runs at run time. */
+static int in_run_time_loop(const ft_node *n) {
+  for (int k = 0; k < n->n_guard; k++)
+    if (ft_guard_is_loop(n->guard[k])) return 1;
+  return 0;
+}
+
+/* Why Loop node i cannot be a loop of the program, or 0. */
+static int check_run_time(ft_graph *g, int i, const loop_shape *s, ft_err *e) {
+  const ft_node *n = &g->nodes[i];
+  int m = n->in[0], cond = n->n_in > 1 ? n->in[1] : -1;
+  ft_opctx c;
+  ft_opctx_init(&c, g, i, e);
+  if (s->n_scan && m >= 0 && !g->vals[m].t.data)
+    return ft_need_const(&c, 0, "the trip count, which decides how long the scan outputs are; ftax plans their size "
+                                "at compile time");
+  if (s->n_scan)
+    return ft_need_const(&c, 1, "the condition, which decides how long the scan outputs are; ftax plans their size "
+                                "at compile time");
+  if (m < 0 && cond < 0)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s has neither a trip count nor a condition: it would never end", g->path,
+                   ft_node_label(g, i));
+  if (in_run_time_loop(n))
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s would run at run time inside the body of a Loop that runs at run time; "
+                   "ftax does not nest such loops (bind the inputs the inner trip count depends on with --bind)",
+                   g->path, ft_node_label(g, i));
+  if (4 + 2 * s->n_v > FT_MAX_IO)
+    return ft_fail(e, FT_EUNSUPPORTED, "%s: %s carries %d values; ftax runs a Loop at run time with at most %d", g->path,
+                   ft_node_label(g, i), s->n_v, (FT_MAX_IO - 4) / 2);
+  for (int j = 0; j < s->n_v; j++)
+    if (n->in[2 + j] < 0)
+      return ft_fail(e, FT_EINVALID, "%s: %s: loop-carried input %d is empty", g->path, ft_node_label(g, i), j);
+  return 0;
+}
+
+/* ftax.LoopInit(M, cond, v_initial...) -> st = (go, iter, carried...), named after node i. */
+static void add_loop_init(ft_graph *g, int i, const loop_shape *s, int *st) {
+  char name[1100];
+  snprintf(name, sizeof name, "%.900s/loop_go", g->nodes[i].name);
+  st[0] = ft_add_unique_value(g, name, NULL);
+  snprintf(name, sizeof name, "%.900s/loop_iter", g->nodes[i].name);
+  st[1] = ft_add_unique_value(g, name, NULL);
+  for (int j = 0; j < s->n_v; j++) st[2 + j] = add_value_like(g, g->nodes[i].in[2 + j], "carried");
+  snprintf(name, sizeof name, "%.900s/LoopInit", g->nodes[i].name);
+  ft_node *n = ft_add_node_like(g, i, name, "LoopInit", "ftax", 2 + s->n_v, 2 + s->n_v);
+  const ft_node *l = &g->nodes[i];
+  n->in[0] = l->in[0];
+  n->in[1] = l->n_in > 1 ? l->in[1] : -1;
+  for (int j = 0; j < s->n_v; j++) n->in[2 + j] = l->in[2 + j];
+  memcpy(n->out, st, sizeof(int) * (size_t)(2 + s->n_v));
+  ft_node_set_int(n, "start", s->done);
+}
+
+/* ftax.LoopNext(M, cond, v..., go, iter, carried...) at the end of the body (outs: the body's
+ * outputs), in the loop: named as node i is, for its messages. */
+static void add_loop_next(ft_graph *g, int i, const loop_shape *s, const int *st, const int *outs) {
+  char *name = strdup(g->nodes[i].name), count[1100];
+  snprintf(count, sizeof count, "%.900s/loop_iterations", name);
+  int counted = ft_add_unique_value(g, count, NULL), n_v = s->n_v;
+  ft_node *n = ft_add_node_like(g, i, name, "LoopNext", "ftax", 4 + 2 * n_v, 1);
+  free(name);
+  n->guard = realloc(n->guard, sizeof(int) * (size_t)(n->n_guard + 1));
+  n->guard[n->n_guard++] = FT_GUARD_LOOP(st[0]);
+  n->in[0] = g->nodes[i].in[0];
+  for (int j = 0; j <= n_v; j++) n->in[1 + j] = outs[j];
+  memcpy(n->in + 2 + n_v, st, sizeof(int) * (size_t)(2 + n_v));
+  n->out[0] = counted;
+}
+
+/* Loop node i becomes a loop of the program (its trip count or condition is known only at run
+ * time, or it is too long to unroll): LoopInit, then one copy of the body and LoopNext, each
+ * guarded by FT_GUARD_LOOP(go) (the program repeats them while go holds), then an Identity per
+ * output of the carried value. The body's condition input is true: it runs only while go is. */
+static int loop_at_run_time(ft_graph *g, int i, const loop_shape *s, ft_err *e) {
+  int rc = check_run_time(g, i, s, e);
+  if (rc) return rc;
+  int from = g->n_nodes, nb = s->body->n_inputs, n_guard = g->nodes[i].n_guard;
+  int *st = malloc(sizeof(int) * (size_t)(2 + s->n_v + nb + s->body->n_outputs + n_guard + 1));
+  int *binds = st + 2 + s->n_v, *outs = binds + nb, *guard = outs + s->body->n_outputs;
+  add_loop_init(g, i, s, st);
+  binds[0] = st[1];
+  binds[1] = add_scalar(g, i, "loop_true", FT_BOOL, 1);
+  for (int j = 0; j < s->n_v; j++) binds[2 + j] = st[2 + j];
+  if (n_guard) memcpy(guard, g->nodes[i].guard, sizeof(int) * (size_t)n_guard);
+  guard[n_guard] = FT_GUARD_LOOP(st[0]);
+  rc = ft_inline_subgraph(g, i, s->body, "body", binds, "loop", guard, n_guard + 1, outs, e);
+  if (!rc) {
+    add_loop_next(g, i, s, st, outs);
+    for (int j = 0; j < s->n_v; j++) {
+      int out = g->nodes[i].out[j];
+      if (out >= 0) add_op(g, i, "Identity", "", &st[2 + j], 1, out);
+    }
+    ft_replace_node(g, i, from);
+  }
+  free(st);
+  return rc;
+}
+
 int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
   loop_shape s = {0};
   int rc = loop_shape_of(g, i, &s, e);
@@ -195,21 +304,28 @@ int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
   ft_opctx_init(&c, g, i, e);
   if (n->in[0] >= 0) {
     const ft_tensor *t = &g->vals[n->in[0]].t;
-    if (!t->data) return ft_need_const(&c, 0, "the trip count; ftax unrolls Loop and needs it known at compile time");
+    if (!t->data) return loop_at_run_time(g, i, &s, e);
     trips = ft_numel(t) == 1 ? ft_const_int(t, 0) : -1;
     if (trips < 0) trips = 0; /* a negative count runs nothing, as in ONNX Runtime */
   }
   int cond = n->n_in > 1 ? n->in[1] : -1, truth = 1;
   if (cond >= 0) truth = g->vals[cond].t.data ? ft_const_int(&g->vals[cond].t, 0) != 0 : -1;
   if ((trips >= 0 && s.done >= trips) || truth == 0) return finish_loop(g, i, &s, e);
-  if (truth < 0 && trips < 0)
-    return ft_need_const(&c, 1, "the condition of a Loop without a trip count; ftax unrolls Loop and needs a bound");
+  if (truth < 0 && trips < 0) return loop_at_run_time(g, i, &s, e); /* a while loop */
   if (truth < 0 && s.n_scan)
     return ft_need_const(&c, 1, "the condition, which decides how long the scan outputs are; ftax plans their size "
                                 "at compile time");
   if (truth < 0 && (rc = ft_check_condition(g, i, cond, e))) return rc;
   int64_t iters = trips >= 0 ? trips : s.done + 1;
-  if ((rc = too_long(g, i, iters, iters - s.done, s.body, e))) return rc;
+  if ((rc = too_long(g, i, iters, iters - s.done, s.body, e))) {
+    if (s.n_scan) return rc;
+    /* no scan output to stack: the program runs it as a loop, unless it cannot (nested in such a
+     * loop...): then it is the unrolling limit that the message names */
+    ft_err why = {0};
+    if (check_run_time(g, i, &s, &why)) return rc;
+    memset(e, 0, sizeof *e);
+    return loop_at_run_time(g, i, &s, e);
+  }
   return unroll_one(g, i, &s, truth < 0, e);
 }
 

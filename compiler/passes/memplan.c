@@ -11,7 +11,13 @@
  * in their one order: then_branch, else_branch, the merge. Only one branch runs, so lifetimes in
  * that order are conservative: a value of one branch may share bytes with the other's, and an
  * in-place write in a branch only reuses a value that no later node reads, whichever ran. A
- * condition lives until the last node it guards. */
+ * condition lives until the last node it guards.
+ *
+ * The body of a Loop run at run time (guard entry FT_GUARD_LOOP, compiler/passes/loop.c) runs
+ * again after its last call: a value made before the body and read in it lives until the body's
+ * end, or the next iteration would read bytes another value took over. Values made in the body
+ * are made again in each iteration before they are read, and the state (the flag, the counter,
+ * the carried values) is read by LoopNext, the body's last call. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +62,53 @@ static int64_t place(block *bl, int n) {
   return total;
 }
 
+/* The steps [first, end] of the loop body whose guard entry is `entry`. */
+static void loop_steps(const ft_graph *g, const ft_lowered *lw, int entry, int *first, int *end) {
+  *first = *end = -1;
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_guard; k++)
+      if (n->guard[k] == entry) {
+        if (*first < 0) *first = s;
+        *end = s;
+      }
+  }
+}
+
+/* Values read in a loop body but made before it live until the body's end (see the top). */
+static void stretch_into_loops(const ft_graph *g, const ft_lowered *lw, const int64_t *def, int64_t *last) {
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_guard; k++) {
+      int first = -1, end = -1;
+      if (!ft_guard_is_loop(n->guard[k])) continue;
+      loop_steps(g, lw, n->guard[k], &first, &end);
+      if (first != s) continue; /* each loop once, at its first step */
+      for (int t = first; t <= end; t++) {
+        const ft_node *m = &g->nodes[lw->order[t]];
+        for (int j = 0; j < m->n_in; j++)
+          if (m->in[j] >= 0 && def[m->in[j]] < first && last[m->in[j]] < end) last[m->in[j]] = end;
+        for (int j = 0; j < m->n_guard; j++) {
+          int v = ft_guard_value(m->guard[j]);
+          if (def[v] < first && last[v] < end) last[v] = end;
+        }
+      }
+    }
+  }
+}
+
+/* def[v], last[v]: the steps that write value v and read it last, in execution order. */
+static void lifetimes(const ft_graph *g, const ft_lowered *lw, int64_t *def, int64_t *last) {
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
+    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
+    for (int k = 0; k < n->n_guard; k++) last[ft_guard_value(n->guard[k])] = s; /* the `if` reads it */
+  }
+  stretch_into_loops(g, lw, def, last);
+  for (int v = 0; v < g->n_vals; v++) if (last[v] < def[v]) last[v] = def[v];
+}
+
 int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e) {
   (void)e;
   int nv = g->n_vals;
@@ -74,14 +127,7 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     if (mp->storage[v] == FT_S_NONE && g->vals[v].kind == FT_V_ACT) { mp->storage[v] = FT_S_OUTPUT; mp->offset[v] = i; }
   }
 
-  /* lifetimes in execution order */
-  for (int s = 0; s < lw->n; s++) {
-    const ft_node *n = &g->nodes[lw->order[s]];
-    for (int k = 0; k < n->n_out; k++) if (n->out[k] >= 0) def[n->out[k]] = s;
-    for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) last[n->in[k]] = s;
-    for (int k = 0; k < n->n_guard; k++) last[ft_guard_value(n->guard[k])] = s; /* the `if` reads it */
-  }
-  for (int v = 0; v < nv; v++) if (last[v] < def[v]) last[v] = def[v];
+  lifetimes(g, lw, def, last);
 
   /* views and in-place writes: share the root's storage, extend its lifetime */
   for (int s = 0; s < lw->n; s++) {

@@ -1,5 +1,6 @@
 /* Stage: drop nodes that do nothing at inference time (Identity, Dropout, same-type Cast) by rewiring their
- * consumers, then remove every node whose outputs nobody uses. */
+ * consumers, then remove every node whose outputs nobody uses. A node that writes a Loop's state
+ * (FT_OP_EFFECT) stays, and so do the values a kept node's guard tests. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,11 @@ int ft_simplify(ft_graph *g, ft_err *e) {
   for (int i = g->n_nodes - 1; i >= 0; i--) {
     ft_node *n = &g->nodes[i];
     if (n->dead) continue;
-    int used = 0;
+    int used = n->op && (n->op->flags & FT_OP_EFFECT);
     for (int k = 0; k < n->n_out; k++) used |= n->out[k] >= 0 && live[n->out[k]];
     if (!used) { n->dead = 1; continue; }
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) live[n->in[k]] = 1;
+    for (int k = 0; k < n->n_guard; k++) live[ft_guard_value(n->guard[k])] = 1;
   }
   free(live);
   return 0;

@@ -65,7 +65,15 @@ static int find_twins(const ft_graph *g, ft_lowered *lw, int fp16, ft_cuda_libs 
     ft_twin_call t;
     char why[128];
     k->scratch = 0; /* the twins need no scratch in the arena */
-    if (g->nodes[lw->order[s]].n_guard) { /* the program would branch on a value on the device */
+    const ft_node *n = &g->nodes[lw->order[s]];
+    int in_loop = 0;
+    for (int j = 0; j < n->n_guard; j++) in_loop |= ft_guard_is_loop(n->guard[j]);
+    if (in_loop) { /* the program would loop on a flag on the device */
+      note_missing(&ms, k->entry, "in the body of a Loop run at run time; the CUDA target does not loop "
+                   "(compile for the CPU, or --bind its trip count)", lw->order[s]);
+      continue;
+    }
+    if (n->n_guard) { /* the program would branch on a value on the device */
       note_missing(&ms, k->entry, "under an If condition computed at run time; the CUDA target does not branch "
                    "(compile for the CPU, or --bind what it depends on)",
                    lw->order[s]);

@@ -580,20 +580,43 @@ def gen_invalid(g):
                                       [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
         expect=(3,), has=["if_node\\x0a*/", "2x3", "1x6", "then_branch", "one shape"],
         note="run-time If whose branches give [2, 3] and [1, 6]: named, unsupported")
-    # Loop: unrolled; a trip count computed at run time names the input to bind
+    # Loop: unrolled when its trip count is known and small; otherwise a loop of the program, as
+    # long as its carried values keep their shapes and it has no scan output
     def body(nodes, ins, outs, inits=()):
         return helper.make_graph(nodes, "body", ins, outs, list(inits))
     step = body([node("Identity", ["ci"], ["co"], "keep"), node("Neg", ["v"], ["vo"], "neg_v")],
                 [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    step_scan = body([node("Identity", ["ci"], ["co"], "keep"), node("Neg", ["v"], ["vo"], "neg_v")],
+                     [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])],
+                     [vi("co", B, []), vi("vo", F, [2, 3]), vi("v", F, [2, 3])])
     add("loop_runtime_trips", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
                                  [vi("x", F, [2, 3]), vi("n", I64, [])], [vi("y", F, None)]),
-        expect=(3,), has=["loop_node", "trip count", "--bind n="], note="trip count from an input: bind it")
-    add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=step)],
+        expect=(0,), note="trip count from an input: a loop of the program")
+    add("loop_runtime_trips_scan", mk([node("Loop", ["n", "", "x"], ["y", "ys"], "loop_node", body=step_scan)],
+                                      [vi("x", F, [2, 3]), vi("n", I64, [])], [vi("y", F, None), vi("ys", F, None)]),
+        expect=(3,), has=["loop_node", "trip count", "scan outputs", "--bind n="],
+        note="trip count from an input and a scan output of that length: bind it")
+    # while sum(v) > 0: v = -v (ends after one iteration at most; ftax-eager runs it too)
+    flip = body([node("Neg", ["v"], ["vo"], "neg_v"), node("ReduceSum", ["vo"], ["sv"], "sum_v", keepdims=0),
+                 node("Greater", ["sv", "zero"], ["co"], "positive_v")],
+                [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [2, 3])])
+    add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=flip)],
                              [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
-        expect=(3,), has=["loop_node", "condition", "bound"], note="no trip count, a run-time condition: no bound")
+        expect=(0,), note="no trip count, a run-time condition: a while loop of the program")
     add("loop_too_long", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
-                            [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(1 << 40, np.int64))]),
-        expect=(3,), has=["loop_node", "1099511627776 iterations", "unrolls"], note="2^40 iterations: over the limit")
+                            [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(2000, np.int64))]),
+        expect=(0,), note="2000 iterations: over the unrolling limit, a loop of the program")
+    add("loop_too_long_scan", mk([node("Loop", ["n", "", "x"], ["y", "ys"], "loop_node", body=step_scan)],
+                                 [vi("x", F, [2, 3])], [vi("y", F, None), vi("ys", F, None)],
+                                 [init("n", np.array(1 << 40, np.int64))]),
+        expect=(3,), has=["loop_node", "1099511627776 iterations", "unrolls"],
+        note="2^40 iterations with a scan output: over the limit")
+    grow = body([node("Identity", ["ci"], ["co"], "keep"), node("Flatten", ["v"], ["vo"], "flat_v", axis=0)],
+                [vi("i", I64, []), vi("ci", B, []), vi("v", F, [2, 3])], [vi("co", B, []), vi("vo", F, [1, 6])])
+    add("loop_runtime_shape_changes", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node\n*/", body=grow)],
+                                         [vi("x", F, [2, 3]), vi("n", I64, [])], [vi("y", F, None)]),
+        expect=(3,), has=["loop_node\\x0a*/", "x@carried", "'vo'", "2x3", "1x6", "keep its shape"],
+        note="a run-time Loop whose body turns carried [2, 3] into [1, 6]: named, unsupported")
     # each loop alone is under the unrolling limits; nested, they would ask for 10^9 nodes
     inner_ops = [node("Identity", ["ci"], ["co"], "keep")] + [
         node("Neg", ["v" if k == 0 else "t%d" % (k - 1)], ["t%d" % k if k < 39 else "vo"], "neg%d" % k) for k in range(40)]

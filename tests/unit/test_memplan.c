@@ -501,3 +501,67 @@ Test(memplan, random_graphs_respect_lifetimes, .timeout = 120) {
   cr_assert_gt(inplace, 50, "only %d in-place writes in all graphs", inplace);
   cr_assert_gt(alias, 50, "only %d views in all graphs", alias);
 }
+
+/* ---- a Loop run at run time -------------------------------------------------------------- */
+
+/* The steps [*first, *end] of the body of the Loop run at run time, or -1. */
+static void loop_body_steps(const ft_graph *g, const ft_lowered *lw, int *first, int *end) {
+  *first = *end = -1;
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_guard; k++)
+      if (ft_guard_is_loop(n->guard[k])) {
+        if (*first < 0) *first = s;
+        *end = s;
+      }
+  }
+}
+
+/* tests/models/loop_count: its body runs again after its last call, so what it reads from before
+ * it (x * 3 in its first node only, x * 2, the carried values, the flag) must keep its bytes
+ * through every step of the body: no value the body writes may share them (in place or not). */
+Test(memplan, values_a_loop_body_reads_from_before_it_outlive_the_body) {
+  ft_graph *g;
+  ft_err e = {0};
+  cr_assert_eq(ft_load_model(tu_fmt("%s/tests/models/loop_count/model.onnx", FTAX_SOURCE_DIR), &g, &e), 0, "%s", e.msg);
+  ft_pins none = {0};
+  ft_lowered lw;
+  ft_memplan mp;
+  cr_assert_eq(ft_resolve_ops(g, &e), 0, "%s", e.msg);
+  cr_assert_eq(ft_specialize(g, &none, &e), 0, "%s", e.msg);
+  cr_assert_eq(ft_infer(g, FT_INFER_FOLD, &e), 0, "%s", e.msg);
+  cr_assert_eq(ft_simplify(g, &e), 0, "%s", e.msg);
+  cr_assert_eq(ft_lower(g, &lw, &e), 0, "%s", e.msg);
+  cr_assert_eq(ft_plan_memory(g, &lw, &mp, &e), 0, "%s", e.msg);
+  int first, end;
+  loop_body_steps(g, &lw, &first, &end);
+  cr_assert(first > 0 && end > first, "the Loop became no loop body (steps %d..%d)", first, end);
+  cr_assert_str_eq(g->nodes[lw.order[end]].op_type, "LoopNext", "the body ends with LoopNext");
+  int64_t *def = malloc(sizeof(int64_t) * (size_t)g->n_vals);
+  for (int v = 0; v < g->n_vals; v++) def[v] = -1;
+  for (int s = 0; s < lw.n; s++)
+    for (int k = 0; k < g->nodes[lw.order[s]].n_out; k++)
+      if (g->nodes[lw.order[s]].out[k] >= 0) def[g->nodes[lw.order[s]].out[k]] = s;
+  int outer_reads = 0;
+  for (int s = first; s <= end; s++) {
+    const ft_node *n = &g->nodes[lw.order[s]];
+    for (int k = 0; k < n->n_in + n->n_guard; k++) {
+      int u = k < n->n_in ? n->in[k] : ft_guard_value(n->guard[k - n->n_in]);
+      if (u < 0 || mp.storage[u] != FT_S_ARENA || def[u] >= first) continue;
+      outer_reads++;
+      int64_t a0 = mp.offset[u], a1 = a0 + (int64_t)ft_nbytes(&g->vals[u].t);
+      for (int v = 0; v < g->n_vals; v++) {
+        if (mp.storage[v] != FT_S_ARENA || def[v] < first || def[v] > end) continue;
+        if (g->nodes[lw.order[def[v]]].op->flags & FT_OP_ALIAS) continue; /* a view writes nothing */
+        int64_t b0 = mp.offset[v], b1 = b0 + (int64_t)ft_nbytes(&g->vals[v].t);
+        cr_assert(a1 <= b0 || b1 <= a0, "'%s', made before the loop and read in it, shares bytes with '%s', made in it",
+                  g->vals[u].name, g->vals[v].name);
+      }
+    }
+  }
+  cr_assert_geq(outer_reads, 4, "the body reads x * 3, x * 2, h, p, q and the flag from before it (%d reads)", outer_reads);
+  free(def);
+  ft_lowered_free(&lw);
+  ft_memplan_free(&mp);
+  ft_graph_free(g);
+}
