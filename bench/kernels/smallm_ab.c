@@ -4,7 +4,7 @@
  * plans that fit. Variants run alternately, round after round, so a busy machine slows them
  * alike; per shape: GFLOP/s and GB/s of weights (N * K * 4 bytes per call) of the best run, and
  * the median over rounds of each variant's time / the blocked path's.
- *   smallm_ab [--threads N] [--rounds R] [--secs S] [--cold] [MxNxK[+gelu|+bias]...]
+ *   smallm_ab [--threads N] [--rounds R] [--secs S] [--cold] [MxNxK[+bias|+gelu|+tanh]...]
  * --cold cycles through copies of B that together exceed the last-level cache, as a model whose
  * weights come from DRAM does; otherwise one B, hot in the caches, as bench/kernels/kernel_table
  * times it. Default shapes: BERT-base s8 and GPT-2 s16's projections, the 1-row pooler.
@@ -85,7 +85,8 @@ static void bench_shape(const char *spec, int rounds, double secs, int cold) {
     fprintf(stderr, "smallm_ab: bad shape %s (MxNxK, M 1..%d)\n", spec, FT_GEMM_SMALL_M);
     exit(2);
   }
-  int gelu = strstr(spec, "+gelu") != NULL, bias = gelu || strstr(spec, "+bias") != NULL;
+  int gelu = strstr(spec, "+gelu") != NULL, tanh_ = strstr(spec, "+tanh") != NULL;
+  int bias = gelu || tanh_ || strstr(spec, "+bias") != NULL;
   ab_call c;
   memset(&c, 0, sizeof c);
   float *A = alloc(sizeof(float) * M * K), *B = alloc(sizeof(float) * K * N), *bv = alloc(sizeof(float) * N);
@@ -105,6 +106,7 @@ static void bench_shape(const char *spec, int rounds, double secs, int cold) {
   g->e.alpha = 1; g->e.beta = 1;
   if (bias) { g->e.bias = bv; g->e.bias_cs = 1; }
   if (gelu) g->e.act = FT_ACT_GELU;
+  if (tanh_) g->e.act = FT_ACT_TANH;
   /* the plans: the default first, then the other fits (whole panel up to 14 rows, halves, slivers of 8) */
   ft_gemm_small_plan plans[4];
   int np = 0;
@@ -152,12 +154,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--cold")) cold = 1;
-    else { fprintf(stderr, "usage: smallm_ab [--threads N] [--rounds R] [--secs S] [--cold] [MxNxK[+bias|+gelu]...]\n"); return 2; }
+    else { fprintf(stderr, "usage: smallm_ab [--threads N] [--rounds R] [--secs S] [--cold] [MxNxK[+bias|+gelu|+tanh]...]\n"); return 2; }
   }
   if (rounds < 1) rounds = 1;
   ft_set_threads(threads);
   printf("threads %d, %s B, %d rounds; * = the plan ftaxc's kernel picks\n", ft_get_threads(), cold ? "cold" : "hot", rounds);
-  static const char *dflt[] = {"1x768x768+gelu", "8x768x768", "8x2304x768", "8x3072x768+gelu", "8x768x3072",
+  static const char *dflt[] = {"1x768x768+tanh", "8x768x768", "8x2304x768", "8x3072x768+gelu", "8x768x3072",
                                "16x768x768+bias", "16x2304x768+bias", "16x3072x768+gelu", "16x768x3072+bias"};
   if (i < argc)
     for (; i < argc; i++) bench_shape(argv[i], rounds, secs, cold);

@@ -840,7 +840,7 @@ static void ft_gemm_run(const ft_gemm_op *g) {
 typedef struct ft_gemm_small_plan { int ms, nv; } ft_gemm_small_plan;
 
 static inline ft_gemm_small_plan ft_gemm_small_plan_for(int64_t M) {
-  ft_gemm_small_plan pl = {(int)M, M <= 14 ? 2 : 1};
+  ft_gemm_small_plan pl = {M <= 14 ? (int)M : 8, 2};
   return pl;
 }
 
