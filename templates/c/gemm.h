@@ -828,9 +828,11 @@ static void ft_gemm_run(const ft_gemm_op *g) {
  * call's scratch) stay in L1/L2 across panels, and the epilogue runs once per element.
  *
  * The tile plan (ft_gemm_small_plan) picks the rows per sliver (ms) and the vectors per tile
- * row (nv): two vectors (the whole panel) while the 2 * rows accumulators leave registers for B
- * (up to 14 rows), one vector (each half of the panel in turn, 16 accumulators) for 15 and 16.
- * Each element is summed over k in one order whatever the thread count, as elsewhere. */
+ * row (nv): up to 14 rows, all of them over the whole panel (2 * rows accumulators, registers
+ * left for B); 15 and 16 rows, two slivers of 8, the second reading the panel from L2. (All 16
+ * rows over each half of the panel in turn, 16 accumulators, measured 2-8% slower: 16
+ * broadcasts of A per B vector.) Each element is summed over k in one order whatever the thread
+ * count, as elsewhere. */
 #define FT_GEMM_SMALL_M 16
 /* B elements (N * K) from which a small-M GEMM is split over threads: a B this big (512 KiB)
  * takes longer to stream than waking a worker; the FLOP rule (FT_GEMM_PAR_FLOPS) would keep
