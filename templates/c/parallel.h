@@ -12,9 +12,8 @@
  * including one the OS has descheduled because the machine is busy; with hundreds of regions per
  * inference, a 2-thread program on a loaded machine became several times slower than its own
  * 1-thread self. Here the calling thread starts on the chunks at once and the workers take
- * chunks from shared counters when they get to run (their own share of the loop first, then
- * what is left of the others'), so a late worker only misses work: the caller waits for chunks
- * that were taken, never for a worker to arrive. Idle workers spin a
+ * chunks from a shared counter when they get to run, so a late worker only misses work: the
+ * caller waits for chunks that were taken, never for a worker to arrive. Idle workers spin a
  * bounded while (FT_PAR_SPIN polls), then sleep on a condition variable.
  *
  * A worker the OS deschedules while it holds a chunk still makes the caller wait. When that
@@ -104,20 +103,12 @@ static inline int64_t ft_par_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One thread's share of a loop: a contiguous range of it (ft_pool_chunks), with the counter of
- * its next chunk on a cache line of its own. */
-typedef struct {
-  _Atomic int64_t next;
-  char pad[64 - sizeof(int64_t)];
-} ft_par_share;
-
 typedef struct {
   _Atomic unsigned seq;   /* odd while a loop is open to workers */
   _Atomic int64_t active; /* workers inside the open loop */
   _Atomic int busy;       /* a caller owns the pool */
   _Atomic int sleepers;
-  _Atomic int64_t done;
-  ft_par_share share[FT_PAR_MAX_THREADS];
+  _Atomic int64_t next, done;
   /* the open loop: written by its caller while no worker is inside */
   ft_par_fn fn;
   const void *ctx;
@@ -160,25 +151,15 @@ static inline void ft_set_threads(int n) {
   atomic_store_explicit((_Atomic int *)&ft_pool_shared.want, n > 0 ? n : 0, memory_order_relaxed);
 }
 
-/* Take chunks until none is left. The loop is cut into one contiguous range per thread (the
- * caller's first, then each worker's); a thread takes chunks from its own range, then from the
- * others' in turn. So a thread gets the same items in every call with the same n as long as
- * nobody is late: the B columns (weights) a GEMM thread streams, or the rows it writes, are the
- * ones it had in its own caches last time, not whichever the counter handed it. A thread that
- * is late only finds part of its range taken. */
-static inline void ft_pool_chunks(ft_pool *P, int self) {
+/* Take chunks until none is left. */
+static inline void ft_pool_chunks(ft_pool *P) {
   const int64_t n = P->n, g = P->grain;
-  const int T = P->helpers + 1;
-  for (int i = 0; i < T; i++) {
-    int s = (self + i) % T;
-    int64_t end = n * (s + 1) / T;
-    for (;;) {
-      int64_t lo = n * s / T + atomic_fetch_add(&P->share[s].next, g);
-      if (lo >= end) break;
-      int64_t hi = end - lo < g ? end : lo + g;
-      P->fn(P->ctx, lo, hi);
-      atomic_fetch_add(&P->done, hi - lo);
-    }
+  for (;;) {
+    int64_t lo = atomic_fetch_add(&P->next, g);
+    if (lo >= n) return;
+    int64_t hi = n - lo < g ? n : lo + g;
+    P->fn(P->ctx, lo, hi);
+    atomic_fetch_add(&P->done, hi - lo);
   }
 }
 
@@ -209,7 +190,7 @@ static void *ft_pool_worker(void *arg) {
     /* enter, then check the loop is still the one seen: its caller closes it before it waits
      * for active to drop, so a worker that enters late leaves without touching its fields */
     atomic_fetch_add(&P->active, 1);
-    if (atomic_load(&P->seq) == s && index < P->helpers) ft_pool_chunks(P, index + 1);
+    if (atomic_load(&P->seq) == s && index < P->helpers) ft_pool_chunks(P);
     atomic_fetch_sub(&P->active, 1);
   }
   return NULL;
@@ -262,7 +243,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   P->n = n;
   P->grain = n < chunks ? 1 : (n + chunks - 1) / chunks;
   P->helpers = threads - 1;
-  for (int t = 0; t < threads; t++) atomic_store(&P->share[t].next, 0);
+  atomic_store(&P->next, 0);
   atomic_store(&P->done, 0);
   unsigned s = atomic_load(&P->seq) + 1; /* odd: open */
   atomic_store(&P->seq, s);
@@ -272,7 +253,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
     pthread_mutex_unlock(&P->mu);
   }
   int64_t t0 = ft_par_now_ns();
-  ft_pool_chunks(P, 0);
+  ft_pool_chunks(P);
   int64_t t1 = ft_par_now_ns();
   ft_pool_await(&P->done, n);
   ft_par_adapt(&P->adapt, t1 - t0, ft_par_now_ns() - t1);
