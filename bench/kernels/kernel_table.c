@@ -6,7 +6,10 @@
  * Sigmoid, GELU, HardSwish, Mish, SiLU; other activations are left out of oneDNN's side, and
  * the row says so) and the residual (a sum post-op), in the planned order.
  *
- *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd]
+ *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd] [--max-m M]
+ *
+ * --max-m M keeps the MatMul/Gemm calls of at most M rows (no convs) and adds the GB/s of their
+ * weights (N * K * 4 bytes per call): a GEMM of few rows streams B and is bound by bandwidth.
  *
  * One markdown row per distinct shape: how often the model calls it, GFLOP/s of each, the ratio
  * ftax / oneDNN time (below 1: ftax faster), and the model's total over all its calls. Threads:
@@ -285,7 +288,7 @@ static double flops_of(const shape_row *r) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME]\n");
+  fprintf(stderr, "usage: kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd] [--max-m M]\n");
   return 1;
 }
 
@@ -294,6 +297,7 @@ int main(int argc, char **argv) {
   memset(&pins, 0, sizeof pins);
   const char *model = NULL, *label = NULL;
   int threads = 1, no_wino = 0;
+  int64_t max_m = 0;
   double secs = 0.3;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--dim") && i + 1 < argc && pins.n_dims < 64) pins.dims[pins.n_dims++] = argv[++i];
@@ -301,6 +305,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--secs") && i + 1 < argc) secs = atof(argv[++i]);
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
     else if (!strcmp(argv[i], "--no-winograd")) no_wino = 1; /* 3x3 convs as ftaxc --no-winograd plans them */
+    else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoll(argv[++i]);
     else if (argv[i][0] != '-' && !model) model = argv[i];
     else return usage();
   }
@@ -326,6 +331,7 @@ int main(int argc, char **argv) {
     if (!k->entry) continue;
     int conv = !strcmp(k->entry->name, "ft_conv_f32") || !strcmp(k->entry->name, "ft_conv_wino_f32");
     if (!conv && strcmp(k->entry->name, "ft_matmul_f32")) continue;
+    if (max_m > 0 && (conv || k->p[FT_MM_M] > max_m)) continue;
     int r = 0;
     while (r < n_rows && !(rows[r].conv == conv && !memcmp(rows[r].p, k->p, sizeof k->p))) r++;
     if (r == n_rows) {
@@ -339,8 +345,12 @@ int main(int argc, char **argv) {
   }
   dnnl_engine_t eng;
   CHECK_DNNL(dnnl_engine_create(&eng, dnnl_cpu, 0));
-  printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax / oneDNN time |\n|---|---:|---:|---:|---:|\n",
-         label ? label : model, threads, threads == 1 ? "" : "s");
+  if (max_m > 0)
+    printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax GB/s | oneDNN GB/s | ftax / oneDNN time |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n", label ? label : model, threads, threads == 1 ? "" : "s");
+  else
+    printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax / oneDNN time |\n|---|---:|---:|---:|---:|\n",
+           label ? label : model, threads, threads == 1 ? "" : "s");
   double tot_f = 0, tot_d = 0;
   for (int r = 0; r < n_rows; r++) {
     const shape_row *row = &rows[r];
@@ -353,13 +363,20 @@ int main(int argc, char **argv) {
     double fl = flops_of(row);
     char what[256];
     describe(row, nb, what, sizeof what);
-    printf("| %s%s | %d | %.1f | %.1f | %.2f |\n", what, unmatched ? " (oneDNN without the activation)" : "",
-           row->count, fl / tf * 1e-9, fl / td * 1e-9, tf / td);
+    if (max_m > 0) {
+      double wb = 4.0 * (row->p[FT_MM_B_NMAT] > 1 ? nb : 1) * row->p[FT_MM_N] * row->p[FT_MM_K]; /* B bytes per call */
+      printf("| %s%s | %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n", what, unmatched ? " (oneDNN without the activation)" : "",
+             row->count, fl / tf * 1e-9, fl / td * 1e-9, wb / tf * 1e-9, wb / td * 1e-9, tf / td);
+    } else {
+      printf("| %s%s | %d | %.1f | %.1f | %.2f |\n", what, unmatched ? " (oneDNN without the activation)" : "",
+             row->count, fl / tf * 1e-9, fl / td * 1e-9, tf / td);
+    }
     fflush(stdout);
     tot_f += tf * row->count;
     tot_d += td * row->count;
   }
-  printf("| **all calls** (ms) | | %.3f | %.3f | %.2f |\n\n", tot_f * 1e3, tot_d * 1e3, tot_d > 0 ? tot_f / tot_d : 0);
+  printf("| **all calls** (ms) | | %.3f | %.3f |%s %.2f |\n\n", tot_f * 1e3, tot_d * 1e3, max_m > 0 ? " | |" : "",
+         tot_d > 0 ? tot_f / tot_d : 0);
   dnnl_engine_destroy(eng);
   free(rows);
   ft_memplan_free(&mp);

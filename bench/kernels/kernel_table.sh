@@ -1,17 +1,19 @@
 #!/bin/sh
 # The kernel table: every GEMM and convolution shape of the zoo, ftax's planned call vs oneDNN,
 # at 1 thread and at all CPUs, into bench/results/<machine>/kernels.md.
-#   bench/kernels/kernel_table.sh [--zoo DIR] [--secs S] [--out FILE] [SPEC...]
+#   bench/kernels/kernel_table.sh [--zoo DIR] [--secs S] [--out FILE] [--max-m M] [SPEC...]
 # SPEC as in bench/zoo_check.sh (NAME or NAME@SEQ); missing models are exported (python3-torch).
+# --max-m M: only the GEMMs of at most M rows, with the GB/s of their weights (the small-M table).
 set -e
 cd "$(dirname "$0")/../.."
-zoo=bench/zoo; secs=0.3; out=""
+zoo=bench/zoo; secs=0.3; out=""; maxm=""
 while [ $# -gt 0 ]; do
   case $1 in
     --zoo) zoo=$2; shift 2 ;;
     --secs) secs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    --max-m) maxm="--max-m $2"; shift 2 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -23,7 +25,7 @@ mkdir -p "$(dirname "$out")"
   echo "# Kernel table: ftax vs oneDNN, every GEMM and convolution call of the zoo"
   echo
   echo "$(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, oneDNN $(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null)."
-  echo "Median of runs over ${secs} s per shape; command: \`bench/kernels/kernel_table.sh $*\`."
+  echo "Median of runs over ${secs} s per shape; command: \`bench/kernels/kernel_table.sh ${maxm:+$maxm }$*\`."
   echo "Ratio = ftax time / oneDNN time (below 1: ftax faster); the last row of each table sums all calls."
   echo
 } > "$out"
@@ -34,7 +36,7 @@ for spec in "$@"; do
   for t in 1 $(nproc); do
     echo "== $spec, $t thread(s)" >&2
     # shellcheck disable=SC2086
-    build/kernel_table "$zoo/$m/model.onnx" $dims --threads "$t" --secs "$secs" --label "$spec" | tee -a "$out"
+    build/kernel_table "$zoo/$m/model.onnx" $dims $maxm --threads "$t" --secs "$secs" --label "$spec" | tee -a "$out"
   done
 done
 echo "wrote $out" >&2

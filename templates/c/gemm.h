@@ -818,6 +818,177 @@ static void ft_gemm_run(const ft_gemm_op *g) {
   ft_gemm_run_par(g, ft_gemm_mc(g->M, g->K), g->M * g->N * g->K > FT_GEMM_PAR_FLOPS);
 }
 
+/* ---- small M: every row of C in registers over all of K ------------------------------------
+ * With few rows (a decode step, a short sequence, a pooler's one row) each weight takes part in
+ * M multiplies only, so the GEMM streams B and is bound by how fast B arrives more than by the
+ * FMAs. The blocked path above cuts such an M into MR-row slivers (16 = 12 + 4: the second
+ * sliver reads the B panel again for a third of the FMAs) and K into blocks whose partial sums
+ * go through C. Here a work item is one NR-wide column panel of C: the tile holds the panel's
+ * rows for all of K, so B is read once per sliver, the few rows of A (packed k-major into the
+ * call's scratch) stay in L1/L2 across panels, and the epilogue runs once per element.
+ *
+ * The tile plan (ft_gemm_small_plan) picks the rows per sliver (ms) and the vectors per tile
+ * row (nv): up to 14 rows, all of them over the whole panel (2 * rows accumulators, registers
+ * left for B); 15 and 16 rows, two slivers of 8, the second reading the panel from L2. (All 16
+ * rows over each half of the panel in turn, 16 accumulators, measured 2-8% slower: 16
+ * broadcasts of A per B vector.) Each element is summed over k in one order whatever the thread
+ * count, as elsewhere. */
+#define FT_GEMM_SMALL_M 16
+/* B elements (N * K) from which a small-M GEMM is split over threads: a B this big (512 KiB)
+ * takes longer to stream than waking a worker; the FLOP rule (FT_GEMM_PAR_FLOPS) would keep
+ * a 1x768x768 GEMV (a pooler) on one thread. */
+#define FT_GEMM_SMALL_PAR_B (1 << 17)
+
+typedef struct ft_gemm_small_plan { int ms, nv; } ft_gemm_small_plan;
+
+static inline ft_gemm_small_plan ft_gemm_small_plan_for(int64_t M) {
+  ft_gemm_small_plan pl = {M <= 14 ? (int)M : 8, 2};
+  return pl;
+}
+
+/* A's rows [m0, m0 + mr) k-major into dst: element (m0 + r, k) at dst[k * mr + r]. */
+static void ft_gemm_small_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m0, int mr, int64_t K,
+                                 float *restrict dst) {
+  if (cs == 1)
+    for (int r = 0; r < mr; r++) {
+      const float *src = a + (m0 + r) * rs;
+      for (int64_t k = 0; k < K; k++) dst[k * mr + r] = src[k];
+    }
+  else
+    for (int64_t k = 0; k < K; k++)
+      for (int r = 0; r < mr; r++) dst[k * mr + r] = a[(m0 + r) * rs + k * cs];
+}
+
+/* t (mr rows of stride NR, nv vectors each) = A rows (K x mr, k-major) * B panel columns (K
+ * rows of stride NR, nv vectors from b). One row alone would chain every FMA on the one before:
+ * its even and odd k go to separate accumulators, summed at the end. */
+static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int mr, const int nv, int64_t K,
+                                                                     const float *restrict a,
+                                                                     const float *restrict b,
+                                                                     float *restrict t) {
+  ft_v16f c0[FT_GEMM_SMALL_M], c1[FT_GEMM_SMALL_M];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
+  int64_t k = 0;
+  if (mr == 1) {
+    ft_v16f d0 = {0}, d1 = {0};
+    for (; k + 1 < K; k += 2) {
+      c0[0] += a[0] * *(const ft_v16u *)b;
+      d0 += a[1] * *(const ft_v16u *)(b + FT_GEMM_NR);
+      if (nv == 2) {
+        c1[0] += a[0] * *(const ft_v16u *)(b + 16);
+        d1 += a[1] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
+      }
+      a += 2;
+      b += 2 * FT_GEMM_NR;
+    }
+    if (k < K) {
+      c0[0] += a[0] * *(const ft_v16u *)b;
+      if (nv == 2) c1[0] += a[0] * *(const ft_v16u *)(b + 16);
+    }
+    c0[0] += d0;
+    c1[0] += d1;
+    k = K;
+  }
+  for (; k < K; k++) {
+    ft_v16f b0 = *(const ft_v16u *)b, b1 = {0};
+    if (nv == 2) b1 = *(const ft_v16u *)(b + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      c0[i] += a[i] * b0;
+      if (nv == 2) c1[i] += a[i] * b1;
+    }
+    a += mr;
+    b += FT_GEMM_NR;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    *(ft_v16u *)(t + i * FT_GEMM_NR) = c0[i];
+    if (nv == 2) *(ft_v16u *)(t + i * FT_GEMM_NR + 16) = c1[i];
+  }
+}
+
+#define FT_GEMM_SMALL_TILE(NV_, MR_)                                                                        \
+  static void ft_gemm_small_tile##NV_##_##MR_(int64_t K, const float *a, const float *b, float *t) {        \
+    ft_gemm_small_tile(MR_, NV_, K, a, b, t);                                                               \
+  }
+#define FT_GEMM_SMALL_TILES(MR_) FT_GEMM_SMALL_TILE(1, MR_) FT_GEMM_SMALL_TILE(2, MR_)
+FT_GEMM_SMALL_TILES(1) FT_GEMM_SMALL_TILES(2) FT_GEMM_SMALL_TILES(3) FT_GEMM_SMALL_TILES(4)
+FT_GEMM_SMALL_TILES(5) FT_GEMM_SMALL_TILES(6) FT_GEMM_SMALL_TILES(7) FT_GEMM_SMALL_TILES(8)
+FT_GEMM_SMALL_TILES(9) FT_GEMM_SMALL_TILES(10) FT_GEMM_SMALL_TILES(11) FT_GEMM_SMALL_TILES(12)
+FT_GEMM_SMALL_TILES(13) FT_GEMM_SMALL_TILES(14) FT_GEMM_SMALL_TILE(1, 15) FT_GEMM_SMALL_TILE(1, 16)
+#undef FT_GEMM_SMALL_TILES
+#undef FT_GEMM_SMALL_TILE
+
+/* [rows][vectors - 1]; no two-vector tile past 14 rows (its accumulators alone would fill the
+ * registers) */
+typedef void (*ft_gemm_small_fn)(int64_t, const float *, const float *, float *);
+#define FT_GEMM_SMALL_ROW(MR_) {ft_gemm_small_tile1_##MR_, ft_gemm_small_tile2_##MR_},
+static const ft_gemm_small_fn ft_gemm_small_tiles[FT_GEMM_SMALL_M + 1][2] = {
+    {NULL, NULL},
+    FT_GEMM_SMALL_ROW(1) FT_GEMM_SMALL_ROW(2) FT_GEMM_SMALL_ROW(3) FT_GEMM_SMALL_ROW(4)
+    FT_GEMM_SMALL_ROW(5) FT_GEMM_SMALL_ROW(6) FT_GEMM_SMALL_ROW(7) FT_GEMM_SMALL_ROW(8)
+    FT_GEMM_SMALL_ROW(9) FT_GEMM_SMALL_ROW(10) FT_GEMM_SMALL_ROW(11) FT_GEMM_SMALL_ROW(12)
+    FT_GEMM_SMALL_ROW(13) FT_GEMM_SMALL_ROW(14) {ft_gemm_small_tile1_15, NULL}, {ft_gemm_small_tile1_16, NULL}};
+#undef FT_GEMM_SMALL_ROW
+
+/* Rows [m0, m0 + mr) of t (stride NR) into C's columns [n0, n0 + w) through the epilogue; w of
+ * a whole panel or half one is a constant to ft_gemm_row (vector code). */
+static void ft_gemm_small_store(const ft_gemm_op *g, const float *t, int64_t m0, int mr, int64_t n0, int w) {
+  const ft_gemm_epi *e = &g->e;
+  for (int i = 0; i < mr; i++) {
+    int64_t at = (m0 + i) * g->ldc + n0;
+    const float *bias = e->bias ? e->bias + (m0 + i) * e->bias_rs + n0 * e->bias_cs : NULL;
+    const float *res = e->res ? e->res + at : NULL, *ti = t + i * FT_GEMM_NR;
+    if (w == FT_GEMM_NR) ft_gemm_row(g->c + at, ti, bias, e->bias_cs, FT_GEMM_NR, e, 1, 1, res);
+    else if (w == 16) ft_gemm_row(g->c + at, ti, bias, e->bias_cs, 16, e, 1, 1, res);
+    else ft_gemm_row(g->c + at, ti, bias, e->bias_cs, w, e, 1, 1, res);
+  }
+}
+
+/* Column panel jr of C, every row, all of K: g->ap holds A packed by ft_gemm_small_pack_a in
+ * slivers of pl.ms rows (sliver s at ap + s * ms * K), g->bp B packed (ft_gemm_pack_b). */
+static void ft_gemm_small_panel(const ft_gemm_op *g, ft_gemm_small_plan pl, int64_t jr) {
+  float t[FT_GEMM_SMALL_M * FT_GEMM_NR] __attribute__((aligned(64)));
+  int64_t K = g->K, n0 = jr * FT_GEMM_NR;
+  int nr = g->N - n0 < FT_GEMM_NR ? (int)(g->N - n0) : FT_GEMM_NR;
+  const float *b = g->bp + jr * K * FT_GEMM_NR;
+  for (int64_t m0 = 0; m0 < g->M; m0 += pl.ms) {
+    int mr = g->M - m0 < pl.ms ? (int)(g->M - m0) : pl.ms;
+    for (int h = 0; h < 2; h += pl.nv) { /* one pass of the whole panel, or its two halves */
+      int w = pl.nv == 2 ? nr : (h ? nr - 16 : (nr < 16 ? nr : 16));
+      if (w <= 0) break;
+      ft_gemm_small_tiles[mr][pl.nv - 1](K, g->ap + m0 * K, b + 16 * h, t + 16 * h);
+      ft_gemm_small_store(g, t + 16 * h, m0, mr, n0 + 16 * h, w);
+    }
+  }
+}
+
+typedef struct {
+  const ft_gemm_op *g;
+  ft_gemm_small_plan pl;
+} ft_gemm_small_ctx;
+
+static void ft_gemm_small_run_panels(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_gemm_small_ctx *c = (const ft_gemm_small_ctx *)ctx;
+  for (int64_t jr = lo; jr < hi; jr++) ft_gemm_small_panel(c->g, c->pl, jr);
+}
+
+/* C = epilogue(A * B) for M <= FT_GEMM_SMALL_M with B prepacked (g->bp): A (g->a, strides
+ * a_rs and a_cs) is packed into apk (M * K floats) by the caller, then the panels run, over
+ * the threads when the call is big enough. */
+static void ft_gemm_small_run(const ft_gemm_op *g0, ft_gemm_small_plan pl, float *apk) {
+  if (g0->M <= 0 || g0->N <= 0) return;
+  ft_gemm_op g = *g0;
+  for (int64_t m0 = 0; m0 < g.M; m0 += pl.ms)
+    ft_gemm_small_pack_a(g.a, g.a_rs, g.a_cs, m0, g.M - m0 < pl.ms ? (int)(g.M - m0) : pl.ms, g.K, apk + m0 * g.K);
+  g.ap = apk;
+  ft_gemm_small_ctx c = {&g, pl};
+  int64_t np = (g.N + FT_GEMM_NR - 1) / FT_GEMM_NR;
+  int par = g.N * g.K >= FT_GEMM_SMALL_PAR_B || g.M * g.N * g.K > FT_GEMM_PAR_FLOPS;
+  ft_parallel_for(np, par, ft_gemm_small_run_panels, &c);
+}
+
 /* ---- MatMul and Gemm kernel ----------------------------------------------------------------
  * One kernel serves MatMul (numpy batching with broadcast batch dims) and Gemm (transposes,
  * alpha, beta, C broadcast to [M,N]). p: templates/common/gemm_params.h, laid out by
@@ -907,6 +1078,13 @@ static void ft_matmul_f32(const int64_t *p, const double *f, const void *const *
   ft_gemm_op g0;
   ft_mm_gemm_op(p, f, in, &g0);
   if (M <= 0 || N <= 0) return;
+  if (M <= FT_GEMM_SMALL_M && K > 0 && nbatch == 1 && p[FT_MM_A_NMAT] == 1 && p[FT_MM_PACKED]) {
+    g0.a = (const float *)in[0];
+    g0.bp = (const float *)in[1];
+    g0.c = (float *)out[0];
+    ft_gemm_small_run(&g0, ft_gemm_small_plan_for(M), (float *)scratch);
+    return;
+  }
   ft_mm_ctx c = {p, &g0, (const float *)in[0], (const float *)in[1], (float *)out[0], (float *)scratch,
                  ft_gemm_mc(M, K), 0, (M + FT_GEMM_MR - 1) / FT_GEMM_MR,
                  ft_gemm_packed_a_floats(M, K), ft_gemm_packed_b_floats(K, N)};

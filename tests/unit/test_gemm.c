@@ -116,6 +116,122 @@ Test(gemm, large_shapes) {
   run_core_case(&b);
 }
 
+/* ---- small M: every row in registers over all of K (ft_gemm_small_run) ---- */
+
+/* C = epilogue(A B) in double: bias form as in run_core_case, act none, Relu, Clip or GELU. */
+static double *small_reference(const float *A, const float *B, const float *bias, int64_t M, int64_t N, int64_t K,
+                               int bias_form, int act) {
+  static const int64_t brs[] = {0, 0, 1, 0, -1}, bcs[] = {0, 1, 0, 0, 1};
+  double *want = malloc(sizeof(double) * (size_t)(M * N));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += (double)A[i * K + k] * B[k * N + j];
+      if (bias_form) s += bias[i * (brs[bias_form] < 0 ? N : brs[bias_form]) + j * bcs[bias_form]];
+      if (act == FT_ACT_RELU) s = s > 0 ? s : 0;
+      if (act == FT_ACT_CLIP) s = s < -0.5 ? -0.5 : (s > 0.75 ? 0.75 : s);
+      if (act == FT_ACT_GELU) s = 0.5 * s * (1 + erf(s / sqrt(2.0)));
+      want[i * N + j] = s;
+    }
+  return want;
+}
+
+static void run_small_case(int64_t M, int64_t N, int64_t K, ft_gemm_small_plan pl, int bias_form, int act) {
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(M * N), *C = rand_buf(M * N);
+  float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N));
+  float *apk = scratch_buf(sizeof(float) * (size_t)(M * K));
+  ft_gemm_pack_b(K, N, B, N, 1, bp);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.c = C; g.ldc = N;
+  g.a = A; g.a_rs = K; g.a_cs = 1; g.bp = bp;
+  g.e.alpha = 1; g.e.beta = 1; g.e.act = act; g.e.lo = -0.5f; g.e.hi = 0.75f;
+  int64_t brs[] = {0, 0, 1, 0, N}, bcs[] = {0, 1, 0, 0, 1};
+  if (bias_form) { g.e.bias = bias; g.e.bias_rs = brs[bias_form]; g.e.bias_cs = bcs[bias_form]; }
+  ft_gemm_small_run(&g, pl, apk);
+  double *want = small_reference(A, B, bias, M, N, K, bias_form, act);
+  char what[200];
+  snprintf(what, sizeof what, "small-M gemm M=%lld N=%lld K=%lld rows/sliver %d vectors %d bias=%d act=%d", (long long)M,
+           (long long)N, (long long)K, pl.ms, pl.nv, bias_form, act);
+  expect_close(C, want, M * N, K, what);
+  free(A); free(B); free(bias); free(C); free(bp); free(apk); free(want);
+}
+
+/* Every M from 1 to 16 with odd N and K, in the plan ftaxc's kernel picks and in the others
+ * that fit: one or two vectors per tile row, several slivers with a shorter last one. */
+Test(gemm, small_m_every_row_count_and_plan) {
+  static const int64_t Ns[] = {1, 17, 31, 32, 33, 70};
+  static const int64_t Ks[] = {1, 2, 3, 37, 300};
+  static const int acts[] = {FT_ACT_NONE, FT_ACT_RELU, FT_ACT_CLIP, FT_ACT_GELU};
+  int n = 0;
+  for (int64_t M = 1; M <= FT_GEMM_SMALL_M; M++) {
+    ft_gemm_small_plan plans[4] = {ft_gemm_small_plan_for(M), {(int)M, 1}, {M > 8 ? 8 : (int)M, 2}, {3, 1}};
+    cr_assert(plans[0].ms >= 1 && plans[0].ms <= M && plans[0].ms * plans[0].nv <= 28, "M=%lld: plan out of the registers", (long long)M);
+    for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+      for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++)
+        for (int pi = 0; pi < 4; pi++, n++) run_small_case(M, Ns[ni], Ks[ki], plans[pi], n % 5, acts[n / 5 % 4]);
+  }
+}
+
+/* MatMul with B packed at compile time takes the small-M path for M <= 16; the same call
+ * compiled without AVX-512 (gemm_portable.c) must agree with the reference too. */
+int gemm_portable_has_avx512(void);
+void gemm_portable_matmul(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
+size_t gemm_portable_pack_b(const int64_t *p, const void *src, void *dst);
+
+static void run_small_matmul(int64_t M, int64_t N, int64_t K, int portable) {
+  int64_t p[FT_MM_BDIMS] = {0};
+  p[FT_MM_M] = M; p[FT_MM_N] = N; p[FT_MM_K] = K;
+  p[FT_MM_A_RS] = K; p[FT_MM_A_CS] = 1; p[FT_MM_B_RS] = N; p[FT_MM_B_CS] = 1;
+  p[FT_MM_A_NMAT] = 1; p[FT_MM_B_NMAT] = 1;
+  p[FT_MM_HAS_BIAS] = 1; p[FT_MM_BIAS_CS] = 1; p[FT_MM_ACT] = FT_ACT_GELU; /* FusedMatMul's bias and GELU */
+  double f[4] = {1, 1, 0, 0};
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(N), *Y = rand_buf(M * N);
+  void *Bp = scratch_buf(portable ? gemm_portable_pack_b(p, B, NULL) : ft_mm_pack_b(p, B, NULL));
+  if (portable) gemm_portable_pack_b(p, B, Bp);
+  else ft_mm_pack_b(p, B, Bp);
+  p[FT_MM_PACKED] = 1;
+  const void *in[3] = {A, Bp, bias};
+  void *out[1] = {Y}, *scratch = scratch_buf(ft_mm_scratch(M, K, 1));
+  if (portable) gemm_portable_matmul(p, f, in, out, scratch);
+  else ft_matmul_f32(p, f, in, out, scratch);
+  double *want = small_reference(A, B, bias, M, N, K, 1, FT_ACT_GELU);
+  char what[160];
+  snprintf(what, sizeof what, "%s MatMul M=%lld N=%lld K=%lld, B prepacked, bias, GELU", portable ? "portable" : "native",
+           (long long)M, (long long)N, (long long)K);
+  expect_close(Y, want, M * N, K, what);
+  free(A); free(B); free(bias); free(Y); free(Bp); free(scratch); free(want);
+}
+
+Test(matmul, small_m_prepacked_native_and_portable) {
+  cr_assert(!gemm_portable_has_avx512(), "gemm_portable.c was compiled with AVX-512");
+  for (int portable = 0; portable <= 1; portable++)
+    for (int64_t M = 1; M <= FT_GEMM_SMALL_M + 1; M++) {
+      run_small_matmul(M, 45, 131, portable);
+      run_small_matmul(M, 96, 768, portable);
+    }
+}
+
+Test(gemm, small_m_same_bits_for_any_thread_count) {
+  int64_t M = 5, N = 300, K = 700; /* N * K is past FT_GEMM_SMALL_PAR_B: split over threads */
+  cr_assert(N * K >= FT_GEMM_SMALL_PAR_B);
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *C1 = rand_buf(M * N), *C3 = rand_buf(M * N);
+  float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N)), *apk = scratch_buf(sizeof(float) * (size_t)(M * K));
+  ft_gemm_pack_b(K, N, B, N, 1, bp);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.ldc = N; g.a = A; g.a_rs = K; g.a_cs = 1; g.bp = bp; g.e.alpha = 1;
+  ft_set_threads(1);
+  g.c = C1;
+  ft_gemm_small_run(&g, ft_gemm_small_plan_for(M), apk);
+  ft_set_threads(3);
+  g.c = C3;
+  ft_gemm_small_run(&g, ft_gemm_small_plan_for(M), apk);
+  ft_set_threads(0);
+  cr_assert(memcmp(C1, C3, sizeof(float) * (size_t)(M * N)) == 0, "small-M results differ between 1 and 3 threads");
+  free(A); free(B); free(C1); free(C3); free(bp); free(apk);
+}
+
 /* ---- MatMul / Gemm kernel ---- */
 
 /* A [ab..., M, K] x B [bb..., K, N] with numpy broadcasting over the batch dims (rank 2 here). */
