@@ -12,13 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-typedef float vec __attribute__((vector_size(64)));
+#include "bench_util.h"
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+typedef float vec __attribute__((vector_size(64)));
 
 typedef struct {
   const vec *buf;

@@ -12,18 +12,7 @@
 #include <time.h>
 
 #include "conv.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *alloc(size_t bytes) {
-  void *p = aligned_alloc(64, (bytes + 127) & ~(size_t)63);
-  if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
-  return p;
-}
+#include "bench_util.h"
 
 typedef struct conv_call { int64_t p[FT_CV_NP]; double f[4]; const void *in[4]; void *out[1]; void *scratch; } conv_call;
 

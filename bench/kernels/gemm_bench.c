@@ -13,25 +13,7 @@
 
 #include "gemm.h"
 #include "conv.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *alloc(size_t bytes) {
-  void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-  if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
-  return p;
-}
-
-static void fill(float *x, int64_t n, unsigned seed) {
-  for (int64_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    x[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
-  }
-}
+#include "bench_util.h"
 
 /* Run fn until `secs` have passed (at least 3 runs); best time of one run. */
 static double best_time(void (*fn)(void *), void *arg, double secs) {

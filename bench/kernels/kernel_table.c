@@ -30,6 +30,7 @@
 #include "parallel.h"
 #include "pipeline.h"
 #include "scalar_ops.h"
+#include "bench_util.h"
 
 #define CHECK_DNNL(x)                                                                   \
   do {                                                                                  \
@@ -37,24 +38,11 @@
     if (s_ != dnnl_success) { fprintf(stderr, "oneDNN: %s failed (%d)\n", #x, (int)s_); exit(1); } \
   } while (0)
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void *zalloc(size_t bytes) {
   void *p = aligned_alloc(64, (bytes + 64) & ~(size_t)63);
   if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
   memset(p, 0, bytes);
   return p;
-}
-
-static void fill(float *x, size_t n, unsigned seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 1664525u + 1013904223u;
-    x[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
-  }
 }
 
 /* Median time of one run of fn over at least 5 runs and `secs` seconds. */

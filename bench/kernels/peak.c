@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #if defined(__AVX512F__)
 #define PEAK_LANES 16
 #elif defined(__AVX__)
@@ -19,12 +21,6 @@
 #define PEAK_ACC 12 /* independent accumulators: enough to cover the FMA latency */
 
 typedef float vec __attribute__((vector_size(4 * PEAK_LANES)));
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 typedef struct {
   double gflops;
