@@ -24,6 +24,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from data_sets import write_sets
+
 here = os.path.dirname(os.path.abspath(__file__))
 models = os.path.join(here, "..", "models")
 rng = np.random.default_rng(20261124)
@@ -49,15 +51,7 @@ def save(name, graph, sets, opset=13):
     model.ir_version = 7
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "model.onnx"))
-    for k, (ins, outs) in enumerate(sets):
-        ds = os.path.join(out, "test_data_set_%d" % k)
-        os.makedirs(ds, exist_ok=True)
-        for j, (nm, arr) in enumerate(ins):
-            with open(os.path.join(ds, "input_%d.pb" % j), "wb") as f:
-                f.write(numpy_helper.from_array(arr, nm).SerializeToString())
-        for j, (nm, arr) in enumerate(outs):
-            with open(os.path.join(ds, "output_%d.pb" % j), "wb") as f:
-                f.write(numpy_helper.from_array(arr, nm).SerializeToString())
+    write_sets(out, sets)
 
 
 # ---- if_runtime ----------------------------------------------------------------------------------

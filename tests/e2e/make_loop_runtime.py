@@ -26,22 +26,12 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
+from data_sets import write_sets
+
 here = os.path.dirname(os.path.abspath(__file__))
 models = os.path.join(here, "..", "models")
 rng = np.random.default_rng(20261124)
 F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
-
-
-def write_sets(out, sets):
-    for k, (ins, outs) in enumerate(sets):
-        ds = os.path.join(out, "test_data_set_%d" % k)
-        os.makedirs(ds, exist_ok=True)
-        for j, (nm, arr) in enumerate(ins):
-            with open(os.path.join(ds, "input_%d.pb" % j), "wb") as f:
-                f.write(numpy_helper.from_array(arr, nm).SerializeToString())
-        for j, (nm, arr) in enumerate(outs):
-            with open(os.path.join(ds, "output_%d.pb" % j), "wb") as f:
-                f.write(numpy_helper.from_array(arr, nm).SerializeToString())
 
 
 # ---- loop_script ---------------------------------------------------------------------------------
