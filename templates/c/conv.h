@@ -732,15 +732,17 @@ typedef struct {
   const ft_gemm_epi *e;
   const float *W, *bias, *x, *res;
   float *y;
-  int64_t G, g0, Mg, Kg, rows, xs, ys, x_ng, y_ng;
+  int64_t G, g0, Mg, rows, xs, ys, x_ng, y_ng;
   int64_t mc, nb, np, panel_fast;
+  const ft_pwt_fn (*tiles)[2]; /* the core's tiles: ft_pwt_tiles, or conv_bf16.h's on bf16 */
+  int64_t ksteps, wper;        /* k steps of a W^T panel (bf16: pairs of k), 4-byte words per group's W^T */
 } ft_pwt_ctx;
 
 /* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
  * re-reads X once per panel; take the order that reads less. Within a block the X rows (all
  * of K) stay in L2 while panels pass, or a panel stays while the blocks pass. */
 static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
-  int64_t K = c->Kg > 0 ? c->Kg : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
+  int64_t K = c->ksteps > 0 ? c->ksteps : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
   if (mc < FT_PWT_MR) mc = FT_PWT_MR;
   c->mc = mc < c->rows ? mc : c->rows;
   c->nb = (c->rows + c->mc - 1) / c->mc;
@@ -750,20 +752,20 @@ static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
 
 static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_pwt_ctx *c = (const ft_pwt_ctx *)ctx;
-  const int64_t Mg = c->Mg, Kg = c->Kg;
+  const int64_t Mg = c->Mg;
   for (int64_t it = lo; it < hi; it++) {
     int64_t t = it % (c->nb * c->np), i = it / (c->nb * c->np), g = (c->g0 + i) % c->G;
     int64_t jr = c->panel_fast ? t % c->np : t / c->nb, blk = c->panel_fast ? t / c->np : t % c->nb;
     int64_t h0 = blk * c->mc, h1 = h0 + c->mc < c->rows ? h0 + c->mc : c->rows;
     ft_pwt_out o = {c->y + i * c->y_ng, c->res ? c->res + i * c->y_ng : NULL, c->bias ? c->bias + g * Mg : NULL,
                     c->x + i * c->x_ng, c->xs, c->ys, c->e};
-    const float *bp = c->W + g * ft_gemm_packed_b_floats(Kg, Mg) + jr * Kg * FT_GEMM_NR;
+    const float *bp = c->W + g * c->wper + jr * c->ksteps * FT_GEMM_NR;
     int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
     /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
     int64_t rows = h1 - h0, ns = (rows + FT_PWT_MR - 1) / FT_PWT_MR, hw = h0;
     for (int64_t s = 0; s < ns; s++) {
       int mr = (int)(rows / ns + (s < rows % ns));
-      ft_pwt_tiles[mr][nc > 16](Kg, bp, &o, hw, jr * FT_GEMM_NR, nc);
+      c->tiles[mr][nc > 16](c->ksteps, bp, &o, hw, jr * FT_GEMM_NR, nc);
       hw += mr;
     }
   }
@@ -780,7 +782,8 @@ static void ft_conv_pointwise_t(const int64_t *p, const float *X, const float *W
                                 float *Y, const ft_gemm_epi *e, int par) {
   int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = p[FT_CV_C] / G;
   int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, Kg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0};
+  ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0,
+                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg)};
   ft_pwt_gemms(&c, p[FT_CV_N] * G, par);
 }
 
@@ -875,8 +878,8 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
       ft_parallel_for(Kg, par, ft_conv_im2col_run, &c);
       if (tr) { /* the chunk [Kg, nc] is X^T's rows */
         int64_t at = (n * CO + g * (CO / G)) * S_out + c.c0;
-        ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, Kg, c.nc, c.nc, S_out, 0, 0,
-                        0, 0, 0, 0};
+        ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, c.nc, c.nc, S_out, 0, 0,
+                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G)};
         ft_pwt_gemms(&t, 1, par);
         continue;
       }
