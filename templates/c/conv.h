@@ -56,9 +56,10 @@ static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
 }
 
 /* im2col row kr (channel, kd, kh, kw) of one group for output columns [col0, col0+ncols), into
- * dst + kr*ncols: a plain row-major chunk [Kg, ncols], which the GEMM reads in place. */
+ * row: the chunk's rows one after another make a plain row-major [Kg, ncols], which the GEMM
+ * reads in place. */
 static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int64_t col0,
-                               int64_t ncols, float *dst) {
+                               int64_t ncols, float *row) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
   int64_t kw = kr % k[2], t = kr / k[2], kh = t % k[1];
@@ -73,7 +74,6 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   if (ow_lo > ow_hi) ow_lo = ow_hi;
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
-  float *row = dst + kr * ncols;
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
@@ -603,7 +603,7 @@ static void ft_conv_pad_run(const void *ctx, int64_t lo, int64_t hi) {
 /* im2col mode: rows [lo, hi) of the column chunk [c0, c0 + nc). */
 static void ft_conv_im2col_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_conv_ctx *c = (const ft_conv_ctx *)ctx;
-  for (int64_t kr = lo; kr < hi; kr++) ft_conv_im2col_row(c->p, c->xg, kr, c->c0, c->nc, c->col);
+  for (int64_t kr = lo; kr < hi; kr++) ft_conv_im2col_row(c->p, c->xg, kr, c->c0, c->nc, c->col + kr * c->nc);
 }
 
 /* Shifted mode: row kr = (ci, kh, kw) of B starts at rowoff[kr], as W is laid out. */

@@ -22,17 +22,16 @@ static inline int ft_conv_bf16_transposed(const int64_t *p) {
   return p[FT_CV_MODE] == FT_CV_POINTWISE_T || p[FT_CV_MODE] == FT_CV_IM2COL_T;
 }
 /* Columns of X^T's packed rows per pass, and the row stride (whole vectors: the packing
- * writes 16 words at a time). */
+ * writes 16 words at a time, the small-plane im2col one from each output row's start). */
 static inline int64_t ft_conv_bf16_cols(const int64_t *p) {
   return p[FT_CV_MODE] == FT_CV_POINTWISE_T ? p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2] : p[FT_CV_CHUNK];
 }
-static inline int64_t ft_conv_bf16_xs(const int64_t *p) { return (ft_conv_bf16_cols(p) + 15) / 16 * 16; }
+static inline int64_t ft_conv_bf16_xs(const int64_t *p) { return (ft_conv_bf16_cols(p) + 15) / 16 * 16 + 16; }
 
-/* Scratch: in the transposed modes the packed rows, after the fp32 im2col chunk in im2col^T. */
+/* Scratch: in the transposed modes the packed rows. */
 static inline size_t ft_conv_bf16_scratch(const int64_t *p) {
   if (!ft_conv_bf16_transposed(p)) return ft_conv_scratch(p);
-  size_t packed = sizeof(uint32_t) * (size_t)((ft_conv_kg(p) + 1) / 2 * ft_conv_bf16_xs(p));
-  return packed + (p[FT_CV_MODE] == FT_CV_IM2COL_T ? ft_conv_scratch(p) : 0);
+  return sizeof(uint32_t) * (size_t)((ft_conv_kg(p) + 1) / 2 * ft_conv_bf16_xs(p));
 }
 
 /* Prepack hook: every group's weight matrix into bf16 A slivers, or in the transposed modes its
@@ -113,31 +112,114 @@ static const ft_pwt_fn ft_bf16_pwt_tiles[FT_PWT_MR + 1][2] = {
     FT_BF16_PWT_ROW_(10) FT_BF16_PWT_ROW_(11) FT_BF16_PWT_ROW_(12) FT_BF16_PWT_ROW_(13) FT_BF16_PWT_ROW_(14)};
 #undef FT_BF16_PWT_ROW_
 
-/* Rows of an fp32 matrix (row k at src + k*rs, n columns) in pairs into dst (pair kp at
- * dst + kp*ds), rounded to bf16; an odd K's last pair zero in its high half. */
-typedef struct {
-  const float *src;
-  int64_t K, n, rs, ds;
-  uint32_t *dst;
-} ft_bf16_rows_ctx;
+/* Two fp32 rows of n columns as n pair words (r1 NULL: zero high halves), rounded to bf16;
+ * the last vector writes whole: dst has room up to n rounded up to 16. */
+static inline void ft_bf16_pair_rows(uint32_t *dst, const float *r0, const float *r1, int64_t n) {
+  for (int64_t j = 0; j < n; j += 16) {
+    int64_t m = n - j < 16 ? n - j : 16;
+    ft_v16f lo = {0}, hi = {0};
+    ft_v16_load(&lo, r0 + j, m);
+    if (r1) ft_v16_load(&hi, r1 + j, m);
+    ft_bf16_pair16(dst + j, &lo, &hi);
+  }
+}
 
-static void ft_bf16_pack_rows_run(const void *ctx, int64_t lo, int64_t hi) {
-  const ft_bf16_rows_ctx *c = (const ft_bf16_rows_ctx *)ctx;
-  const ft_v16f zero = {0};
+#ifdef FT_BF16_AVX512
+/* im2col^T of a small plane on AVX-512: 2-D, output rows of at most 16, column stride 1 or 2,
+ * the whole plane in one pass. Row k = (c, kh, kw) of the im2col at output row oh is one masked
+ * load of the input row (two and an even-lane permute at stride 2), lanes outside the input
+ * zero; a pair of rows goes out one vector per output row. Element by element (the general
+ * path below) the im2col took a sixth of a 3x3 conv's time on a 14x14 plane. */
+static inline int ft_conv_bf16_i2c_fast(const int64_t *p, int64_t nc) {
+  int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  return p[FT_CV_IN] == 1 && p[FT_CV_OUT + 2] <= 16 && p[FT_CV_S + 2] <= 2 && nc == S;
+}
+
+/* Where row k reads: its channel plane, its row and column offsets (input row and column of
+ * output (0, 0)), and the lanes (output columns) whose input column is inside the input; at
+ * stride 2, the elements the two loads take (lane lo's to lane hi-1's). */
+typedef struct { const float *plane; int64_t dh, cofs; __mmask16 keep; __mmask32 elems; } ft_i2c_row;
+
+static inline ft_i2c_row ft_i2c_row_at(const int64_t *p, const float *x, int64_t k) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  int64_t sw = p[FT_CV_S + 2], c = k / (KH * KW), t = k % (KH * KW);
+  ft_i2c_row r;
+  r.plane = x + c * IH * IW;
+  r.dh = t / KW * p[FT_CV_D + 1] - p[FT_CV_P + 1];
+  r.cofs = t % KW * p[FT_CV_D + 2] - p[FT_CV_P + 2];
+  int64_t lo = r.cofs >= 0 ? 0 : (-r.cofs + sw - 1) / sw, hi = IW - 1 - r.cofs < 0 ? 0 : (IW - 1 - r.cofs) / sw + 1;
+  if (hi > OW) hi = OW;
+  if (lo > hi) lo = hi;
+  r.keep = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+  r.elems = hi > lo ? (__mmask32)((((uint64_t)1 << (2 * hi - 1)) - 1) & ~(((uint64_t)1 << (2 * lo)) - 1)) : 0;
+  return r;
+}
+
+static inline __attribute__((always_inline)) ft_v16f ft_i2c_row_vec(const int64_t *p, const ft_i2c_row *r, int64_t oh) {
+  int64_t ih = oh * p[FT_CV_S + 1] + r->dh, IW = p[FT_CV_IN + 2];
+  if (ih < 0 || ih >= p[FT_CV_IN + 1] || !r->keep) return (ft_v16f){0};
+  const float *src = r->plane + ih * IW + r->cofs; /* output column 0's input column: lanes outside are masked */
+  if (p[FT_CV_S + 2] == 1) return (ft_v16f)_mm512_maskz_loadu_ps(r->keep, src);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 a = _mm512_maskz_loadu_ps((__mmask16)r->elems, src);
+  __m512 b = _mm512_maskz_loadu_ps((__mmask16)(r->elems >> 16), src + 16);
+  return (ft_v16f)_mm512_maskz_mov_ps(r->keep, _mm512_permutex2var_ps(a, even, b));
+}
+
+/* Pair kp of the small plane's im2col into dst, output row by output row. */
+static void ft_conv_bf16_i2c_pair(const int64_t *p, const float *x, int64_t Kg, int64_t kp, uint32_t *dst) {
+  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int odd = 2 * kp + 1 < Kg;
+  ft_i2c_row r0 = ft_i2c_row_at(p, x, 2 * kp), r1 = odd ? ft_i2c_row_at(p, x, 2 * kp + 1) : r0;
+  for (int64_t oh = 0; oh < OH; oh++) { /* each vector's tail is overwritten by the next row */
+    ft_v16f lo = ft_i2c_row_vec(p, &r0, oh), hi = {0};
+    if (odd) hi = ft_i2c_row_vec(p, &r1, oh);
+    ft_bf16_pair16(dst + oh * OW, &lo, &hi);
+  }
+}
+#endif
+
+/* The input of one pass into X^T's packed rows: pairs [lo, hi) of k. Pointwise^T reads the
+ * group's input rows in place; im2col^T makes each pair of im2col rows in a stack buffer,
+ * FT_BF16_SEG columns at a time, so the fp32 im2col never leaves L1 (or straight from the
+ * input, above, for a small plane). */
+#define FT_BF16_SEG 256
+typedef struct {
+  const int64_t *p;
+  const float *xg;        /* the group's input */
+  int64_t Kg, c0, nc, xs; /* K, the pass's output columns [c0, c0 + nc), the packed row stride */
+  uint32_t *xp;
+} ft_conv_bf16_pass;
+
+static void ft_conv_bf16_pack_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_conv_bf16_pass *c = (const ft_conv_bf16_pass *)ctx;
+  const int64_t *p = c->p, S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
+  float r[2][FT_BF16_SEG] __attribute__((aligned(64)));
   for (int64_t kp = lo; kp < hi; kp++) {
-    const float *r0 = c->src + 2 * kp * c->rs, *r1 = r0 + c->rs;
-    for (int64_t j = 0; j < c->n; j += 16) {
-      int64_t m = c->n - j < 16 ? c->n - j : 16;
-      ft_v16f lo16, hi16 = zero;
-      ft_v16_load(&lo16, r0 + j, m);
-      if (2 * kp + 1 < c->K) ft_v16_load(&hi16, r1 + j, m);
-      ft_bf16_pair16(c->dst + kp * c->ds + j, &lo16, &hi16);
+    int odd = 2 * kp + 1 < c->Kg;
+    uint32_t *dst = c->xp + kp * c->xs;
+    if (p[FT_CV_MODE] == FT_CV_POINTWISE_T) {
+      const float *r0 = c->xg + 2 * kp * S_in;
+      ft_bf16_pair_rows(dst, r0, odd ? r0 + S_in : NULL, c->nc);
+      continue;
+    }
+#ifdef FT_BF16_AVX512
+    if (ft_conv_bf16_i2c_fast(p, c->nc)) {
+      ft_conv_bf16_i2c_pair(p, c->xg, c->Kg, kp, dst);
+      continue;
+    }
+#endif
+    for (int64_t s0 = 0; s0 < c->nc; s0 += FT_BF16_SEG) {
+      int64_t m = c->nc - s0 < FT_BF16_SEG ? c->nc - s0 : FT_BF16_SEG;
+      ft_conv_im2col_row(p, c->xg, 2 * kp, c->c0 + s0, m, r[0]);
+      if (odd) ft_conv_im2col_row(p, c->xg, 2 * kp + 1, c->c0 + s0, m, r[1]);
+      ft_bf16_pair_rows(dst + s0, r[0], odd ? r[1] : NULL, m);
     }
   }
 }
 
-/* The transposed modes, one (image, group) pair and one column chunk at a time: im2col (in
- * im2col^T), pack, then conv.h's transposed GEMMs with the bf16 tiles. */
+/* The transposed modes, one (image, group) pair and one column chunk at a time: the input
+ * packed (through im2col in im2col^T), then conv.h's transposed GEMMs with the bf16 tiles. */
 static void ft_conv_bf16_t(const int64_t *p, const double *f, const void *const *in, void *const *out,
                            void *scratch) {
   const float *X = (const float *)in[0], *W = (const float *)in[1];
@@ -145,27 +227,19 @@ static void ft_conv_bf16_t(const int64_t *p, const double *f, const void *const 
   float *Y = (float *)out[0];
   ft_gemm_epi e = {(float)f[0], (float)f[1], NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, p[FT_CV_RES] == 2};
   int64_t N = p[FT_CV_N], C = p[FT_CV_C], CO = p[FT_CV_CO], G = p[FT_CV_G], Cg = C / G, Mg = CO / G;
-  int64_t Kg = ft_conv_kg(p), K2 = (Kg + 1) / 2, cols = ft_conv_bf16_cols(p), xs = ft_conv_bf16_xs(p);
+  int64_t Kg = ft_conv_kg(p), K2 = (Kg + 1) / 2, cols = ft_conv_bf16_cols(p);
   int64_t S_in = p[FT_CV_IN] * p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
   int64_t S_out = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  int im2col = p[FT_CV_MODE] == FT_CV_IM2COL_T, par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
-  float *col = (float *)scratch;
-  uint32_t *xp = im2col ? (uint32_t *)(void *)((char *)scratch + ft_conv_scratch(p)) : (uint32_t *)scratch;
-  ft_conv_ctx c = {p, NULL, NULL, col, 0, 0};
+  int par = N * CO * S_out * Kg > FT_GEMM_PAR_FLOPS;
+  ft_conv_bf16_pass c = {p, NULL, Kg, 0, 0, ft_conv_bf16_xs(p), (uint32_t *)scratch};
   for (int64_t ng = 0; ng < N * G; ng++) {
     int64_t n = ng / G, g = ng % G;
     c.xg = X + (n * C + g * Cg) * S_in;
     for (c.c0 = 0; c.c0 < S_out; c.c0 += cols) {
       c.nc = S_out - c.c0 < cols ? S_out - c.c0 : cols;
-      ft_bf16_rows_ctx pk = {c.xg, Kg, c.nc, S_in, xs, xp};
-      if (im2col) {
-        ft_parallel_for(Kg, par, ft_conv_im2col_run, &c);
-        pk.src = col;
-        pk.rs = c.nc;
-      }
-      ft_parallel_for(K2, par, ft_bf16_pack_rows_run, &pk);
+      ft_parallel_for(K2, par, ft_conv_bf16_pack_run, &c);
       int64_t at = (n * CO + g * Mg) * S_out + c.c0;
-      ft_pwt_ctx t = {&e, W, bias, (const float *)(const void *)xp, R ? R + at : NULL, Y + at, G, g, Mg, c.nc, xs,
+      ft_pwt_ctx t = {&e, W, bias, (const float *)scratch, R ? R + at : NULL, Y + at, G, g, Mg, c.nc, c.xs,
                       S_out, 0, 0, 0, 0, 0, 0, ft_bf16_pwt_tiles, K2, ft_gemm_packed_b_floats(Kg, Mg)};
       ft_pwt_gemms(&t, 1, par);
     }
