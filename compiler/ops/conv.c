@@ -160,16 +160,18 @@ static int64_t chunk_cols_t(int64_t rows, int64_t cols) {
   return c < cols ? c : cols;
 }
 
-/* On the bf16 core (ops/bf16.c) a shifted conv with a small output plane (up to 16x16) runs as
- * im2col^T, stride or not: there the transposed GEMM also keeps K whole and splits the plane
- * evenly, and the im2col and its packing are small next to the GEMM. Measured on ResNet-50's
- * 3x3 stride-1 convs at 1 thread (whole program, per call): 7x7 plane 1.6x faster, 14x14 1.06x;
- * 28x28 even and 56x56 0.86x, so those stay shifted. */
+/* On the bf16 core (ops/bf16.c) a shifted conv with an output plane up to 32x32 runs as
+ * im2col^T, stride or not: there the transposed GEMM keeps K whole and splits a small plane
+ * evenly, and conv_bf16.h makes the im2col a vector at a time from whole output rows (so a
+ * chunk is whole rows). Measured at 1 thread, kernel alone (the two modes alternating), 3x3
+ * convs as in ResNet-50: 512x7x7 1.75x faster, 256x14x14 1.2x, 128x28x28 1.07x, stride 2
+ * 56->28 1.08x; 64x56x56 0.97x and the 7x7/2 stem 0.8x, so larger planes stay shifted. */
 void ft_conv_bf16_small_plane(ft_kcall *k) {
-  int64_t *p = k->p, S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  if (p[FT_CV_MODE] != FT_CV_SHIFTED || S > 256 || !transposed_fuller(p)) return;
+  int64_t *p = k->p, OW = p[FT_CV_OUT + 2], S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * OW;
+  if (p[FT_CV_MODE] != FT_CV_SHIFTED || S > 1024 || !transposed_fuller(p)) return;
+  int64_t chunk = chunk_cols_t(ft_conv_kg(p), S) / OW * OW;
   p[FT_CV_MODE] = FT_CV_IM2COL_T;
-  p[FT_CV_CHUNK] = chunk_cols_t(ft_conv_kg(p), S);
+  p[FT_CV_CHUNK] = chunk > OW ? chunk : OW;
 }
 
 /* Winograd F(4,3) (winograd.h): 2-D 3x3, stride 1, dilation 1, one group, constant weights

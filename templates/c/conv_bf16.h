@@ -125,20 +125,19 @@ static inline void ft_bf16_pair_rows(uint32_t *dst, const float *r0, const float
 }
 
 #ifdef FT_BF16_AVX512
-/* im2col^T of a small plane on AVX-512: 2-D, output rows of at most 16, column stride 1 or 2,
- * the whole plane in one pass. Row k = (c, kh, kw) of the im2col at output row oh is one masked
- * load of the input row (two and an even-lane permute at stride 2), lanes outside the input
- * zero; a pair of rows goes out one vector per output row. Element by element (the general
+/* im2col^T by whole output rows on AVX-512: 2-D, column stride 1 or 2, a pass of whole output
+ * rows. Row k = (c, kh, kw) of the im2col over 16 output columns of one output row is one
+ * masked load of an input row (two and an even-lane permute at stride 2), lanes outside the
+ * input zero; a pair of rows goes out one vector at a time. Element by element (the general
  * path below) the im2col took a sixth of a 3x3 conv's time on a 14x14 plane. */
-static inline int ft_conv_bf16_i2c_fast(const int64_t *p, int64_t nc) {
-  int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  return p[FT_CV_IN] == 1 && p[FT_CV_OUT + 2] <= 16 && p[FT_CV_S + 2] <= 2 && nc == S;
+static inline int ft_conv_bf16_i2c_fast(const int64_t *p, int64_t c0, int64_t nc) {
+  int64_t OW = p[FT_CV_OUT + 2];
+  return p[FT_CV_IN] == 1 && p[FT_CV_S + 2] <= 2 && c0 % OW == 0 && nc % OW == 0;
 }
 
 /* Where row k reads: its channel plane, its row and column offsets (input row and column of
- * output (0, 0)), and the lanes (output columns) whose input column is inside the input; at
- * stride 2, the elements the two loads take (lane lo's to lane hi-1's). */
-typedef struct { const float *plane; int64_t dh, cofs; __mmask16 keep; __mmask32 elems; } ft_i2c_row;
+ * output (0, 0)), and the output columns [lo, hi) whose input column is inside the input. */
+typedef struct { const float *plane; int64_t dh, cofs, lo, hi; } ft_i2c_row;
 
 static inline ft_i2c_row ft_i2c_row_at(const int64_t *p, const float *x, int64_t k) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
@@ -150,32 +149,41 @@ static inline ft_i2c_row ft_i2c_row_at(const int64_t *p, const float *x, int64_t
   int64_t lo = r.cofs >= 0 ? 0 : (-r.cofs + sw - 1) / sw, hi = IW - 1 - r.cofs < 0 ? 0 : (IW - 1 - r.cofs) / sw + 1;
   if (hi > OW) hi = OW;
   if (lo > hi) lo = hi;
-  r.keep = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-  r.elems = hi > lo ? (__mmask32)((((uint64_t)1 << (2 * hi - 1)) - 1) & ~(((uint64_t)1 << (2 * lo)) - 1)) : 0;
+  r.lo = lo;
+  r.hi = hi;
   return r;
 }
 
-static inline __attribute__((always_inline)) ft_v16f ft_i2c_row_vec(const int64_t *p, const ft_i2c_row *r, int64_t oh) {
-  int64_t ih = oh * p[FT_CV_S + 1] + r->dh, IW = p[FT_CV_IN + 2];
-  if (ih < 0 || ih >= p[FT_CV_IN + 1] || !r->keep) return (ft_v16f){0};
+/* Output columns [j0, j0 + 16) of output row oh (those past the row are don't-cares). */
+static inline __attribute__((always_inline)) ft_v16f ft_i2c_row_vec(const int64_t *p, const ft_i2c_row *r, int64_t oh,
+                                                                    int64_t j0) {
+  int64_t ih = oh * p[FT_CV_S + 1] + r->dh, IW = p[FT_CV_IN + 2], a = r->lo - j0, b = r->hi - j0;
+  if (a < 0) a = 0;
+  if (b > 16) b = 16;
+  if (ih < 0 || ih >= p[FT_CV_IN + 1] || b <= a) return (ft_v16f){0};
+  __mmask16 keep = (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
   const float *src = r->plane + ih * IW + r->cofs; /* output column 0's input column: lanes outside are masked */
-  if (p[FT_CV_S + 2] == 1) return (ft_v16f)_mm512_maskz_loadu_ps(r->keep, src);
+  if (p[FT_CV_S + 2] == 1) return (ft_v16f)_mm512_maskz_loadu_ps(keep, src + j0);
+  /* stride 2: the input elements from lane a's to lane b-1's, over both loads */
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  __m512 a = _mm512_maskz_loadu_ps((__mmask16)r->elems, src);
-  __m512 b = _mm512_maskz_loadu_ps((__mmask16)(r->elems >> 16), src + 16);
-  return (ft_v16f)_mm512_maskz_mov_ps(r->keep, _mm512_permutex2var_ps(a, even, b));
+  uint32_t elems = (uint32_t)((((uint64_t)1 << (2 * b - 1)) - 1) & ~(((uint64_t)1 << (2 * a)) - 1));
+  __m512 va = _mm512_maskz_loadu_ps((__mmask16)elems, src + 2 * j0);
+  __m512 vb = _mm512_maskz_loadu_ps((__mmask16)(elems >> 16), src + 2 * j0 + 16);
+  return (ft_v16f)_mm512_maskz_mov_ps(keep, _mm512_permutex2var_ps(va, even, vb));
 }
 
-/* Pair kp of the small plane's im2col into dst, output row by output row. */
-static void ft_conv_bf16_i2c_pair(const int64_t *p, const float *x, int64_t Kg, int64_t kp, uint32_t *dst) {
-  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+/* Pair kp of the im2col for output rows [oh0, oh0 + nrows) into dst, a vector at a time. */
+static void ft_conv_bf16_i2c_pair(const int64_t *p, const float *x, int64_t Kg, int64_t kp, int64_t oh0,
+                                  int64_t nrows, uint32_t *dst) {
+  int64_t OW = p[FT_CV_OUT + 2];
   int odd = 2 * kp + 1 < Kg;
   ft_i2c_row r0 = ft_i2c_row_at(p, x, 2 * kp), r1 = odd ? ft_i2c_row_at(p, x, 2 * kp + 1) : r0;
-  for (int64_t oh = 0; oh < OH; oh++) { /* each vector's tail is overwritten by the next row */
-    ft_v16f lo = ft_i2c_row_vec(p, &r0, oh), hi = {0};
-    if (odd) hi = ft_i2c_row_vec(p, &r1, oh);
-    ft_bf16_pair16(dst + oh * OW, &lo, &hi);
-  }
+  for (int64_t oh = oh0; oh < oh0 + nrows; oh++) /* a vector past a row's end is overwritten by the next row */
+    for (int64_t j0 = 0; j0 < OW; j0 += 16) {
+      ft_v16f lo = ft_i2c_row_vec(p, &r0, oh, j0), hi = {0};
+      if (odd) hi = ft_i2c_row_vec(p, &r1, oh, j0);
+      ft_bf16_pair16(dst + (oh - oh0) * OW + j0, &lo, &hi);
+    }
 }
 #endif
 
@@ -204,8 +212,9 @@ static void ft_conv_bf16_pack_run(const void *ctx, int64_t lo, int64_t hi) {
       continue;
     }
 #ifdef FT_BF16_AVX512
-    if (ft_conv_bf16_i2c_fast(p, c->nc)) {
-      ft_conv_bf16_i2c_pair(p, c->xg, c->Kg, kp, dst);
+    if (ft_conv_bf16_i2c_fast(p, c->c0, c->nc)) {
+      int64_t OW = p[FT_CV_OUT + 2];
+      ft_conv_bf16_i2c_pair(p, c->xg, c->Kg, kp, c->c0 / OW, c->nc / OW, dst);
       continue;
     }
 #endif

@@ -232,10 +232,14 @@ Test(bf16, conv_modes) {
       {2, 10, 36, 1, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
       {1, 64, 48, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
       {1, 30, 20, 2, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, FT_CV_IM2COL_T, 0, 0},
-      /* im2col^T of a whole small plane (conv_bf16.h's vector im2col with AVX-512): dilation,
-         uneven pads, stride 1 and 2 */
+      /* im2col^T by whole output rows (conv_bf16.h's vector im2col with AVX-512): the whole
+         plane with dilation, uneven pads, stride 1 and 2; chunks of whole rows, rows of 8 and
+         of 32 (two vectors) */
       {1, 7, 20, 1, {12, 15}, {3, 3}, {1, 1}, {2, 2}, {2, 1}, {1, 2}, FT_CV_IM2COL_T, 1, 0},
       {1, 5, 17, 1, {16, 16}, {3, 3}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, FT_CV_IM2COL_T, 0, 1},
+      {1, 70, 24, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
+      {1, 4, 16, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 0, 0},
+      {1, 3, 16, 1, {64, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
 }
