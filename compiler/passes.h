@@ -74,6 +74,8 @@ int ft_bf16_retarget(ft_kcall *k);
 #define FT_LOWER_NO_WINO 4
 /* Moves a Winograd conv call back to the direct kernel (compiler/ops/conv.c). */
 void ft_conv_winograd_off(ft_kcall *k);
+/* bf16: a shifted Conv with a small output plane to im2col^T (compiler/ops/conv.c). */
+void ft_conv_bf16_small_plane(ft_kcall *k);
 void ft_lowered_free(ft_lowered *lw);
 
 /* Memory plan: where every value lives. */

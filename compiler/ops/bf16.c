@@ -2,7 +2,8 @@
  * core (templates/c/gemm_bf16.h, conv_bf16.h) before lowering packs their weights, so the
  * weights are packed as bf16 by the new kernel's own hook. MatMul, Gemm and their fused forms
  * (one kernel, ft_matmul_f32) move whole; Conv and FusedConv (ft_conv_f32) move when their
- * weights are constant and the mode is a GEMM one. Everything else stays fp32: depthwise Conv,
+ * weights are constant and the mode is a GEMM one, a shifted one with a small output plane to
+ * im2col^T (conv.c's ft_conv_bf16_small_plane). Everything else stays fp32: depthwise Conv,
  * ConvTranspose, the fused attention kernel, normalizations, softmax, activations. */
 #include <string.h>
 
@@ -32,6 +33,8 @@ int ft_bf16_retarget(ft_kcall *k) {
        the tile before it adds the residual: the output needs storage of its own */
     if (k->p[FT_CV_RES]) k->no_inplace = 1;
     k->prepack.pack = ft_conv_bf16_pack_w;
+    ft_conv_bf16_small_plane(k);
+    k->scratch = ft_conv_bf16_scratch(k->p);
     return 1;
   }
   return 0;

@@ -9,6 +9,7 @@
  * (templates/c/gemm_int8.h: weights packed at compile time, vpdpbusd where the build has VNNI),
  * as do the QDQ fusions ftax.QDQMatMul and ftax.QDQConv (compiler/fuse/fuse_qdq.c); grouped
  * convs, per-row A zero points and weights computed at run time keep the plain loops below. */
+#include <math.h>
 #include <string.h>
 
 #include "gemm_int8.h"
@@ -39,6 +40,19 @@ static const char *short_name(int dt) {
 
 /* ---- QuantizeLinear, DequantizeLinear ----------------------------------------------------- */
 
+/* A constant scale must be positive and finite: a zero, negative, NaN or infinite one quantizes
+ * or dequantizes to nothing meaningful, and would divide by zero in QuantizeLinear. Scales
+ * computed at run time are the model's business. */
+static int scales_ok(ft_opctx *c, const ft_tensor *s, const char *what) {
+  if (!s || !s->data || s->dtype != FT_FLOAT) return 0;
+  for (int64_t i = 0; i < ft_numel(s); i++) {
+    float v = ((const float *)s->data)[i];
+    if (!(v > 0.0f) || isinf(v))
+      return ft_infer_fail(c, FT_EINVALID, "%s must be positive and finite; entry %lld is %g", what, (long long)i, (double)v);
+  }
+  return 0;
+}
+
 /* Per-tensor or per-axis: n values of scale (and zero point) along axis of x. */
 static int qparams(ft_opctx *c, int *per_axis, int *axis) {
   const ft_tensor *x = c->in[0], *s = c->in[1], *z = opt_in(c, 2);
@@ -54,7 +68,7 @@ static int qparams(ft_opctx *c, int *per_axis, int *axis) {
                            (long long)ft_numel(s), (long long)x->dims[*axis], *axis);
   }
   if (z && ft_numel(z) != ft_numel(s)) return ft_infer_fail(c, FT_EINVALID, "zero point and scale have different sizes");
-  return 0;
+  return scales_ok(c, s, "scale");
 }
 
 static void qplan_params(ft_opctx *c, ft_kcall *k, int per_axis, int axis) {
@@ -347,7 +361,9 @@ static int qlinear_check(ft_opctx *c, int64_t per_out) {
   int64_t n;
   if ((rc = count_of(c, c->in[1], 1, "the first operand's scale", &n)) || (rc = count_of(c, c->in[2], 1, "the first operand's zero point", &n)) ||
       (rc = count_of(c, c->in[4], per_out, "the second operand's scale", &n)) || (rc = count_of(c, c->in[5], per_out, "the second operand's zero point", &n)) ||
-      (rc = count_of(c, c->in[6], 1, "y_scale", &n)) || (rc = count_of(c, c->in[7], 1, "y_zero_point", &n)))
+      (rc = count_of(c, c->in[6], 1, "y_scale", &n)) || (rc = count_of(c, c->in[7], 1, "y_zero_point", &n)) ||
+      (rc = scales_ok(c, c->in[1], "the first operand's scale")) || (rc = scales_ok(c, c->in[4], "the second operand's scale")) ||
+      (rc = scales_ok(c, c->in[6], "y_scale")))
     return rc;
   return 0;
 }
@@ -479,7 +495,8 @@ static int qdq_check(ft_opctx *c, int64_t N) {
   int64_t n;
   int rc;
   if ((rc = count_of(c, c->in[1], 1, "a_scale", &n)) || (rc = count_of(c, opt_in(c, 2), 1, "a_zero_point", &n)) ||
-      (rc = count_of(c, c->in[4], N, "w_scale", &n)) || (rc = count_of(c, opt_in(c, 5), N, "w_zero_point", &n)))
+      (rc = count_of(c, c->in[4], N, "w_scale", &n)) || (rc = count_of(c, opt_in(c, 5), N, "w_zero_point", &n)) ||
+      (rc = scales_ok(c, c->in[1], "a_scale")) || (rc = scales_ok(c, c->in[4], "w_scale")))
     return rc;
   if (bias && (bias->dtype != FT_FLOAT || ft_numel(bias) != N)) return ft_infer_fail(c, FT_EINVALID, "bias must be float32 with one value per output channel");
   c->out[0]->dtype = FT_FLOAT;

@@ -56,9 +56,10 @@ static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
 }
 
 /* im2col row kr (channel, kd, kh, kw) of one group for output columns [col0, col0+ncols), into
- * dst + kr*ncols: a plain row-major chunk [Kg, ncols], which the GEMM reads in place. */
+ * row: the chunk's rows one after another make a plain row-major [Kg, ncols], which the GEMM
+ * reads in place. */
 static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int64_t col0,
-                               int64_t ncols, float *dst) {
+                               int64_t ncols, float *row) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
   int64_t kw = kr % k[2], t = kr / k[2], kh = t % k[1];
@@ -73,7 +74,6 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
   if (ow_lo > ow_hi) ow_lo = ow_hi;
   int64_t plane = out[1] * out[2];
   int64_t od = col0 / plane, oh = col0 % plane / out[2], ow = col0 % out[2];
-  float *row = dst + kr * ncols;
   for (int64_t j = 0; j < ncols;) {
     int64_t seg = out[2] - ow < ncols - j ? out[2] - ow : ncols - j;
     int64_t id = od * s[0] + kd * d[0] - pb[0], ih = oh * s[1] + kh * d[1] - pb[1];
@@ -603,7 +603,7 @@ static void ft_conv_pad_run(const void *ctx, int64_t lo, int64_t hi) {
 /* im2col mode: rows [lo, hi) of the column chunk [c0, c0 + nc). */
 static void ft_conv_im2col_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_conv_ctx *c = (const ft_conv_ctx *)ctx;
-  for (int64_t kr = lo; kr < hi; kr++) ft_conv_im2col_row(c->p, c->xg, kr, c->c0, c->nc, c->col);
+  for (int64_t kr = lo; kr < hi; kr++) ft_conv_im2col_row(c->p, c->xg, kr, c->c0, c->nc, c->col + kr * c->nc);
 }
 
 /* Shifted mode: row kr = (ci, kh, kw) of B starts at rowoff[kr], as W is laid out. */
@@ -732,15 +732,17 @@ typedef struct {
   const ft_gemm_epi *e;
   const float *W, *bias, *x, *res;
   float *y;
-  int64_t G, g0, Mg, Kg, rows, xs, ys, x_ng, y_ng;
+  int64_t G, g0, Mg, rows, xs, ys, x_ng, y_ng;
   int64_t mc, nb, np, panel_fast;
+  const ft_pwt_fn (*tiles)[2]; /* the core's tiles: ft_pwt_tiles, or conv_bf16.h's on bf16 */
+  int64_t ksteps, wper;        /* k steps of a W^T panel (bf16: pairs of k), 4-byte words per group's W^T */
 } ft_pwt_ctx;
 
 /* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
  * re-reads X once per panel; take the order that reads less. Within a block the X rows (all
  * of K) stay in L2 while panels pass, or a panel stays while the blocks pass. */
 static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
-  int64_t K = c->Kg > 0 ? c->Kg : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
+  int64_t K = c->ksteps > 0 ? c->ksteps : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
   if (mc < FT_PWT_MR) mc = FT_PWT_MR;
   c->mc = mc < c->rows ? mc : c->rows;
   c->nb = (c->rows + c->mc - 1) / c->mc;
@@ -750,20 +752,20 @@ static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
 
 static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_pwt_ctx *c = (const ft_pwt_ctx *)ctx;
-  const int64_t Mg = c->Mg, Kg = c->Kg;
+  const int64_t Mg = c->Mg;
   for (int64_t it = lo; it < hi; it++) {
     int64_t t = it % (c->nb * c->np), i = it / (c->nb * c->np), g = (c->g0 + i) % c->G;
     int64_t jr = c->panel_fast ? t % c->np : t / c->nb, blk = c->panel_fast ? t / c->np : t % c->nb;
     int64_t h0 = blk * c->mc, h1 = h0 + c->mc < c->rows ? h0 + c->mc : c->rows;
     ft_pwt_out o = {c->y + i * c->y_ng, c->res ? c->res + i * c->y_ng : NULL, c->bias ? c->bias + g * Mg : NULL,
                     c->x + i * c->x_ng, c->xs, c->ys, c->e};
-    const float *bp = c->W + g * ft_gemm_packed_b_floats(Kg, Mg) + jr * Kg * FT_GEMM_NR;
+    const float *bp = c->W + g * c->wper + jr * c->ksteps * FT_GEMM_NR;
     int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
     /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
     int64_t rows = h1 - h0, ns = (rows + FT_PWT_MR - 1) / FT_PWT_MR, hw = h0;
     for (int64_t s = 0; s < ns; s++) {
       int mr = (int)(rows / ns + (s < rows % ns));
-      ft_pwt_tiles[mr][nc > 16](Kg, bp, &o, hw, jr * FT_GEMM_NR, nc);
+      c->tiles[mr][nc > 16](c->ksteps, bp, &o, hw, jr * FT_GEMM_NR, nc);
       hw += mr;
     }
   }
@@ -780,7 +782,8 @@ static void ft_conv_pointwise_t(const int64_t *p, const float *X, const float *W
                                 float *Y, const ft_gemm_epi *e, int par) {
   int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = p[FT_CV_C] / G;
   int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
-  ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, Kg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0};
+  ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0,
+                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg)};
   ft_pwt_gemms(&c, p[FT_CV_N] * G, par);
 }
 
@@ -875,8 +878,8 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
       ft_parallel_for(Kg, par, ft_conv_im2col_run, &c);
       if (tr) { /* the chunk [Kg, nc] is X^T's rows */
         int64_t at = (n * CO + g * (CO / G)) * S_out + c.c0;
-        ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, Kg, c.nc, c.nc, S_out, 0, 0,
-                        0, 0, 0, 0};
+        ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, c.nc, c.nc, S_out, 0, 0,
+                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G)};
         ft_pwt_gemms(&t, 1, par);
         continue;
       }

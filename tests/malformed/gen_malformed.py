@@ -508,6 +508,23 @@ def gen_invalid(g):
     add("split_opset11_attr_bad", mk([node("Split", ["x"], ["a", "b"], "split_node", axis=0, split=[1, 1])],
                                      [vi("x", F, [4, 3])], [vi("a", F, None), vi("b", F, None)], opset=11),
         has=["split_node"], note="opset-11 Split attribute that does not sum to 4")
+    # quantization parameters: a constant scale must be positive and finite; per-channel lengths must match
+    for nm, sc in {"quant_scale_zero": 0.0, "quant_scale_negative": -0.5, "quant_scale_nan": float("nan")}.items():
+        add(nm, mk([node("QuantizeLinear", ["x", "s", "z"], ["y"], "q_node")], [vi("x", F, [2, 3])],
+                   [vi("y", T.UINT8, None)], [init("s", np.array(sc, np.float32)), init("z", np.array(0, np.uint8))]),
+            has=["q_node", "scale"], note="QuantizeLinear with a constant scale of %r" % sc)
+    add("dequant_scale_inf_per_channel",
+        mk([node("DequantizeLinear", ["w", "s"], ["y"], "dq_node", axis=0)], [vi("w", T.INT8, [3, 2])],
+           [vi("y", F, None)], [init("s", np.array([0.5, np.inf, 0.25], np.float32))]),
+        has=["dq_node", "scale"], note="a per-channel scale with an infinite entry")
+    wq = np.ones((4, 2, 1, 1), np.int8)
+    add("qdq_conv_scale_length",
+        mk([node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], "q_x"), node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"], "dq_x"),
+            node("DequantizeLinear", ["wq", "ws"], ["wd"], "dq_w", axis=0), node("Conv", ["xd", "wd"], ["y"], "conv_node")],
+           [vi("x", F, [1, 2, 4, 4])], [vi("y", F, None)],
+           [init("sx", np.array(0.1, np.float32)), init("zx", np.array(128, np.uint8)), init("wq", wq),
+            init("ws", np.array([0.1, 0.2, 0.3], np.float32))]),
+        has=["dq_w", "3 values"], note="a Conv weight of 4 output channels with 3 per-channel scales")
     # graph structure
     add("output_unproduced", base_relu(outs=[vi("y", F, None), vi("ghost", F, [2, 3])]), has=["ghost"],
         note="a graph output no node produces, not an input or initializer")

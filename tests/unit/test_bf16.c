@@ -184,7 +184,7 @@ static void run_conv_case(const ccase *c) {
   ft_conv_bf16_pack_w(p, W, Wp);
   const void *ins[4] = {X, Wp, B, R};
   double f[4] = {1, 1, 0, 0};
-  void *outs[1] = {Y}, *outs2[1] = {Y2}, *scratch = scratch_buf(ft_conv_scratch(p) + 64);
+  void *outs[1] = {Y}, *outs2[1] = {Y2}, *scratch = scratch_buf(ft_conv_bf16_scratch(p) + 64);
   ft_conv_bf16(p, f, ins, outs, scratch);
   bf16_portable_conv(p, f, ins, outs2, scratch);
   double *want = malloc(sizeof(double) * (size_t)ny);
@@ -225,6 +225,21 @@ Test(bf16, conv_modes) {
       {1, 64, 64, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_SHIFTED, 1, 1},
       /* K = 9 * 500 > 2 * FT_BF16_KB2: the input packed in blocks */
       {1, 500, 14, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_SHIFTED, 1, 1},
+      /* the transposed modes: W^T as B panels, the input pair-packed; an odd K, a C_out that
+         leaves a part-empty vector (40 = 32 + 8), groups, several im2col chunks */
+      {2, 21, 40, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_POINTWISE_T, 1, 1},
+      {1, 16, 12, 2, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_POINTWISE_T, 1, 0},
+      {2, 10, 36, 1, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
+      {1, 64, 48, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
+      {1, 30, 20, 2, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, FT_CV_IM2COL_T, 0, 0},
+      /* im2col^T by whole output rows (conv_bf16.h's vector im2col with AVX-512): the whole
+         plane with dilation, uneven pads, stride 1 and 2; chunks of whole rows, rows of 8 and
+         of 32 (two vectors) */
+      {1, 7, 20, 1, {12, 15}, {3, 3}, {1, 1}, {2, 2}, {2, 1}, {1, 2}, FT_CV_IM2COL_T, 1, 0},
+      {1, 5, 17, 1, {16, 16}, {3, 3}, {2, 2}, {2, 2}, {2, 2}, {2, 2}, FT_CV_IM2COL_T, 0, 1},
+      {1, 70, 24, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
+      {1, 4, 16, 1, {32, 32}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 0, 0},
+      {1, 3, 16, 1, {64, 64}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_IM2COL_T, 1, 1},
   };
   for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
 }
