@@ -112,6 +112,10 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
  * when the band is copied out. Rows too wide for the buffer take the plain per-tap loop. */
 #define FT_DW_BUF 8192 /* floats in each of the two stack buffers */
 #define FT_DW_MAXTAPS 64
+/* Threaded above this many multiply-adds: a depthwise conv runs at a fraction of the GEMMs'
+ * rate (each input read for few products), so the GEMMs' threshold (FT_GEMM_PAR_FLOPS) left
+ * 30-60 us layers on one thread (MobileNetV2's 576 channels at 14x14, 960 at 7x7). */
+#define FT_DW_PAR_MACS (1 << 17)
 
 /* The plain loop: each tap is a pass over the output row (any size). */
 static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float *w, float b0,
@@ -360,9 +364,10 @@ static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
   }
 }
 
-/* Channels [c0, c0 + 16) (fewer at the end) of image n. */
+/* Channels [c0, c0 + 16) (fewer at the end) of image n, bands [band0, band1) of ft_dwc_rows
+ * output rows each. */
 static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, const float *bias, float *Y,
-                            const ft_gemm_epi *e, int64_t n, int64_t c0) {
+                            const ft_gemm_epi *e, int64_t n, int64_t c0, int64_t band0, int64_t band1) {
   int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2];
   int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
@@ -387,7 +392,8 @@ static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, co
   }
   __m512 b0 = _mm512_setzero_ps();
   if (bias) b0 = _mm512_maskz_loadu_ps(m, bias + c0);
-  for (int64_t oh0 = 0; oh0 < OH; oh0 += rows) {
+  int64_t oh_end = band1 * rows < OH ? band1 * rows : OH;
+  for (int64_t oh0 = band0 * rows; oh0 < oh_end; oh0 += rows) {
     int64_t R = OH - oh0 < rows ? OH - oh0 : rows, Hb = (R - 1) * sh + (KH - 1) * dh + 1, P = R * OW;
     int64_t hp0 = oh0 * sh; /* padded row of the band's first tile row */
     /* the padded tile: each input row 16 columns at a time, transposed; zeros around */
@@ -473,11 +479,18 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
 }
 
 #ifdef __AVX512F__
-/* Blocks [lo, hi) of 16 channels of one image (channel vectors). */
+/* Items [lo, hi) of the channel-vector path: (image, block of 16 channels, band of output
+ * rows), bands fastest; consecutive bands of one block are taken together. Bands are items
+ * too so that a layer of few channels on a large plane (32 channels at 112x112: 2 blocks)
+ * splits evenly over the threads. */
 static void ft_conv_dw_cvec_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
-  int64_t nb = (c->p[FT_CV_C] + 15) / 16;
-  for (int64_t it = lo; it < hi; it++) ft_conv_dw_cvec(c->p, c->X, c->W, c->bias, c->Y, c->e, it / nb, it % nb * 16);
+  int64_t nb = (c->p[FT_CV_C] + 15) / 16, rows = ft_dwc_rows(c->p), nbd = (c->p[FT_CV_OUT + 1] + rows - 1) / rows;
+  for (int64_t it = lo; it < hi;) {
+    int64_t blk = it / nbd, band = it % nbd, end = hi - it < nbd - band ? band + (hi - it) : nbd;
+    ft_conv_dw_cvec(c->p, c->X, c->W, c->bias, c->Y, c->e, blk / nb, blk % nb * 16, band, end);
+    it += end - band;
+  }
 }
 #endif
 
@@ -485,12 +498,13 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
                               const float *R, float *Y, const ft_gemm_epi *e) {
   int64_t planes = p[FT_CV_N] * p[FT_CV_C];
   int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
-  int par = planes * OHW * KHW > FT_GEMM_PAR_FLOPS;
+  int par = planes * OHW * KHW > FT_DW_PAR_MACS;
   ft_dw_geo geo;
   ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e};
 #ifdef __AVX512F__
   if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
-    ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16), par, ft_conv_dw_cvec_run, &c);
+    int64_t rows = ft_dwc_rows(p), bands = (p[FT_CV_OUT + 1] + rows - 1) / rows;
+    ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16) * bands, par, ft_conv_dw_cvec_run, &c);
     return;
   }
 #endif
@@ -740,13 +754,24 @@ typedef struct {
 
 /* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
  * re-reads X once per panel; take the order that reads less. Within a block the X rows (all
- * of K) stay in L2 while panels pass, or a panel stays while the blocks pass. */
-static inline void ft_pwt_blocking(ft_pwt_ctx *c) {
+ * of K) stay in L2 while panels pass, or a panel stays while the blocks pass.
+ * Threaded (items >= 1 wanted), the rows are cut into more blocks until there are that many
+ * items: with few output channels (C_out 16: one panel) and a short K, the L2 rule gives the
+ * whole plane one block, so one item, and a second thread had nothing to do. A block is at
+ * least two tiles; only the W panel (K x 32 floats) is re-read per extra block. */
+static inline void ft_pwt_blocking(ft_pwt_ctx *c, int64_t items) {
   int64_t K = c->ksteps > 0 ? c->ksteps : 1, mc = FT_GEMM_L2 / 2 / (4 * K) / FT_PWT_MR * FT_PWT_MR;
   if (mc < FT_PWT_MR) mc = FT_PWT_MR;
+  c->np = (c->Mg + FT_GEMM_NR - 1) / FT_GEMM_NR;
+  int64_t nb_min = (items + c->np - 1) / c->np;
+  if (nb_min > 1) {
+    int64_t cap = (c->rows + nb_min - 1) / nb_min;
+    cap = (cap + FT_PWT_MR - 1) / FT_PWT_MR * FT_PWT_MR;
+    if (cap < 2 * FT_PWT_MR) cap = 2 * FT_PWT_MR;
+    if (cap < mc) mc = cap;
+  }
   c->mc = mc < c->rows ? mc : c->rows;
   c->nb = (c->rows + c->mc - 1) / c->mc;
-  c->np = (c->Mg + FT_GEMM_NR - 1) / FT_GEMM_NR;
   c->panel_fast = c->nb == 1 || c->nb * c->Mg <= c->np * c->rows;
 }
 
@@ -773,7 +798,8 @@ static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
 
 static void ft_pwt_gemms(ft_pwt_ctx *c, int64_t ng, int par) {
   if (c->rows <= 0 || c->Mg <= 0 || ng <= 0) return;
-  ft_pwt_blocking(c);
+  /* 4 items per thread, for an even split by the pool's dynamic hand-out */
+  ft_pwt_blocking(c, par ? (4 * (int64_t)ft_get_threads() + ng - 1) / ng : 0);
   ft_parallel_for(ng * c->nb * c->np, par, ft_pwt_run, c);
 }
 

@@ -249,6 +249,10 @@ static void ft_lppool_f32(const int64_t *p, const double *f, const void *const *
 /* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool. Sixteen running lanes per
  * plane, so the reductions vectorize in a fixed order. */
 #define FT_GPOOL_LANES 16
+/* Elements read worth waking threads for: one pass over the input with one add each, so its
+ * time is the read (128 KiB: a few us); the windowed pools' FT_POOL_PAR_WORK left EfficientNet's
+ * squeeze-excite pools at 14x14 and 7x7 (up to 376 KiB each) on one thread. */
+#define FT_GPOOL_PAR_ELEMS (1 << 15)
 static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_pool_ctx *c = (const ft_pool_ctx *)ctx;
   const int64_t *p = c->p;
@@ -293,7 +297,7 @@ static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
 static void ft_global_pool_f32(const int64_t *p, const double *f, const void *const *in,
                                void *const *out, int kind) {
   ft_pool_ctx c = {p, f, in, out, kind};
-  ft_parallel_for(p[0], p[0] * p[1] > FT_POOL_PAR_WORK, ft_global_pool_run, &c);
+  ft_parallel_for(p[0], p[0] * p[1] > FT_GPOOL_PAR_ELEMS, ft_global_pool_run, &c);
 }
 
 static void ft_global_avgpool_f32(const int64_t *p, const double *f, const void *const *in,

@@ -192,6 +192,20 @@ static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
+/* The 36 per-point GEMMs as one parallel loop: item it is work item it % per of GEMM it / per.
+ * One loop rather than one per GEMM: each GEMM alone has few items (a row block times CO/32
+ * panels: 2 at 64 output channels), too few to keep 2 threads even, and 36 loops would wake
+ * the workers 36 times. */
+typedef struct {
+  const ft_gemm_op *ops;
+  int64_t mc, per;
+} ft_wino_gemms_ctx;
+
+static void ft_wino_gemms_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_wino_gemms_ctx *c = (const ft_wino_gemms_ctx *)ctx;
+  for (int64_t it = lo; it < hi; it++) ft_gemm_item(&c->ops[it / c->per], c->mc, it % c->per);
+}
+
 /* The convolution: x [N, C, H, W] and the packed transformed weights u to y [N, CO, OH, OW].
  * e: bias (per output channel), activation and residual (shaped like y); alpha, beta and the
  * bias strides are not read. The residual may share y's storage: each output element is
@@ -206,16 +220,19 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   ft_wino_in_ctx ic = {g, x, v};
   ft_parallel_for(T, par, ft_wino_input_run, &ic);
   int64_t per = ft_gemm_packed_b_floats(g->C, g->CO);
+  ft_gemm_op ops[FT_WINO_P];
+  memset(ops, 0, sizeof ops);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
-    ft_gemm_op op;
-    memset(&op, 0, sizeof op);
-    op.M = T; op.N = g->CO; op.K = g->C;
-    op.a = v + (int64_t)xi * T * g->C; op.a_rs = g->C; op.a_cs = 1;
-    op.bp = u + xi * per;
-    op.c = m + (int64_t)xi * T * g->CO; op.ldc = g->CO;
-    op.e.alpha = 1.0f;
-    ft_gemm_run(&op);
+    ft_gemm_op *op = &ops[xi];
+    op->M = T; op->N = g->CO; op->K = g->C;
+    op->a = v + (int64_t)xi * T * g->C; op->a_rs = g->C; op->a_cs = 1;
+    op->bp = u + xi * per;
+    op->c = m + (int64_t)xi * T * g->CO; op->ldc = g->CO;
+    op->e.alpha = 1.0f;
   }
+  int64_t mc = ft_gemm_mc(T, g->C);
+  ft_wino_gemms_ctx gc = {ops, mc, ft_gemm_items(&ops[0], mc)};
+  ft_parallel_for(FT_WINO_P * gc.per, par, ft_wino_gemms_run, &gc);
   ft_wino_out_ctx oc = {g, m, y, e};
   ft_parallel_for(T, par, ft_wino_output_run, &oc);
 }

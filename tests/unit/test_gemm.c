@@ -408,6 +408,27 @@ Test(conv, depthwise) {
   for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
 }
 
+/* The channel-vector path splits a layer into (channel block, band of rows) items; which
+ * thread runs an item must not change a bit. 40 channels at 120x113: 3 blocks x several bands. */
+Test(conv, depthwise_same_bits_for_any_thread_count) {
+  ccase c = {1, 40, 40, 40, 2, {120, 113}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0};
+  int64_t p[FT_CV_NP], o[3];
+  conv_params(&c, p, o);
+  int64_t S_out = o[0] * o[1] * o[2];
+  float *X = rand_buf(40 * 120 * 113), *W = rand_buf(40 * 9), *B = rand_buf(40);
+  float *Y1 = rand_buf(40 * S_out), *Y3 = rand_buf(40 * S_out);
+  const void *ins[3] = {X, W, B};
+  double f[4] = {1, 1, 0, 0};
+  void *scratch = scratch_buf(ft_conv_scratch(p) + 64), *o1[1] = {Y1}, *o3[1] = {Y3};
+  ft_set_threads(1);
+  ft_conv_f32(p, f, ins, o1, scratch);
+  ft_set_threads(3);
+  ft_conv_f32(p, f, ins, o3, scratch);
+  ft_set_threads(0);
+  cr_assert(memcmp(Y1, Y3, sizeof(float) * (size_t)(40 * S_out)) == 0, "depthwise results differ between 1 and 3 threads");
+  free(X); free(W); free(B); free(Y1); free(Y3); free(scratch);
+}
+
 Test(convtranspose, groups_strides_pads) {
   for (int pre = 0; pre <= 1; pre++) {
     /* in = X spatial; out follows s*(in-1) + (k-1)*d + 1 - pb - pe */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "movement.h"
 #include "parallel.h"
 
 typedef struct {
@@ -183,4 +184,37 @@ Test(parallel, busy_machine_policy) {
   memset(&a, 0, sizeof a);
   for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000); /* short waits are noise */
   cr_assert_eq(a.serial_left, 0);
+}
+
+/* Concat copies its output in chunks on the pool's threads (movement.h): chunk boundaries fall
+ * inside rows and inputs, including an empty input and one of 3 bytes. */
+Test(parallel, concat_in_chunks_matches_row_by_row) {
+  const int64_t outer = 3, bytes[4] = {100000, 0, 3, 70001};
+  int64_t row = 0;
+  for (int i = 0; i < 4; i++) row += bytes[i];
+  unsigned char *x[4], *want = malloc((size_t)(outer * row)), *y = malloc((size_t)(outer * row));
+  for (int i = 0; i < 4; i++) {
+    x[i] = malloc((size_t)(outer * bytes[i]) + 1);
+    for (int64_t j = 0; j < outer * bytes[i]; j++) x[i][j] = (unsigned char)(j * 7 + i * 31 + j / 251);
+  }
+  unsigned char *w = want;
+  for (int64_t o = 0; o < outer; o++)
+    for (int i = 0; i < 4; i++) {
+      memcpy(w, x[i] + o * bytes[i], (size_t)bytes[i]);
+      w += bytes[i];
+    }
+  const int64_t p[6] = {4, outer, bytes[0], bytes[1], bytes[2], bytes[3]};
+  const void *in[4] = {x[0], x[1], x[2], x[3]};
+  void *out[1] = {y};
+  cr_assert(outer * row > 4 * FT_CONCAT_CHUNK, "too small to be split over threads");
+  for (int threads = 1; threads <= 3; threads += 2) {
+    ft_set_threads(threads);
+    memset(y, 0xEE, (size_t)(outer * row));
+    ft_concat(p, NULL, in, out, NULL);
+    cr_assert(memcmp(y, want, (size_t)(outer * row)) == 0, "concat differs at %d threads", threads);
+  }
+  ft_set_threads(0);
+  for (int i = 0; i < 4; i++) free(x[i]);
+  free(want);
+  free(y);
 }

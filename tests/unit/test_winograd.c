@@ -132,3 +132,26 @@ Test(winograd, conv_entry_vs_direct) {
   run_entry(2, 17, 33, 12, 9, 0, 2);
   run_entry(1, 16, 16, 55, 55, 1, 1);
 }
+
+/* The 36 per-point GEMMs run as one parallel loop of their work items: the same bits at 1 and 3
+ * threads (each item's sums do not depend on who runs it). */
+Test(winograd, same_bits_for_any_thread_count) {
+  ft_wino_geo g = {1, 64, 96, 20, 22, 20, 22, 1, 1};
+  int64_t ny = g.CO * g.OH * g.OW;
+  float *x = rand_buf(g.C * g.H * g.W), *w = rand_buf(g.CO * g.C * 9), *b = rand_buf(g.CO);
+  float *y1 = rand_buf(ny), *y3 = rand_buf(ny);
+  float *u = scratch_buf(sizeof(float) * (size_t)ft_wino_packed_floats(g.C, g.CO));
+  void *scratch = scratch_buf(ft_wino_scratch(&g));
+  ft_wino_pack_weights(g.C, g.CO, w, u);
+  ft_gemm_epi e;
+  memset(&e, 0, sizeof e);
+  e.bias = b;
+  e.act = FT_ACT_RELU;
+  ft_set_threads(1);
+  ft_wino_conv_f32(&g, x, u, &e, y1, scratch);
+  ft_set_threads(3);
+  ft_wino_conv_f32(&g, x, u, &e, y3, scratch);
+  ft_set_threads(0);
+  cr_assert(memcmp(y1, y3, sizeof(float) * (size_t)ny) == 0, "Winograd results differ between 1 and 3 threads");
+  free(x); free(w); free(b); free(y1); free(y3); free(u); free(scratch);
+}
