@@ -116,6 +116,32 @@ Test(gemm, large_shapes) {
   run_core_case(&b);
 }
 
+/* ---- both operands packed: each tile over all of K (FT_GEMM_FULL_K), as MatMul on constant
+ * weights runs for M > 16 ---- */
+
+/* A packed with ft_gemm_pack_a is A in MR-row slivers, k-major, zero rows past M: checked
+ * element by element against that definition (the vector copy takes 4 rows and 16 k at a time:
+ * M and K around those). */
+Test(gemm, pack_a_matches_its_layout) {
+  static const int64_t Ms[] = {1, 3, 4, 5, 8, 11, 12, 13, 17, 29};
+  static const int64_t Ks[] = {1, 15, 16, 17, 33, 63};
+  for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+    for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
+      int64_t M = Ms[mi], K = Ks[ki], n = ft_gemm_packed_a_floats(M, K);
+      float *A = rand_buf(M * K), *ap = scratch_buf(sizeof(float) * (size_t)n);
+      ft_gemm_pack_a(M, K, A, K, 1, ap);
+      for (int64_t s = 0; s * FT_GEMM_MR < M; s++)
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t r = 0; r < FT_GEMM_MR; r++) {
+            int64_t m = s * FT_GEMM_MR + r;
+            float want = m < M ? A[m * K + k] : 0.0f, got = ap[s * K * FT_GEMM_MR + k * FT_GEMM_MR + r];
+            cr_assert(got == want, "pack_a M=%lld K=%lld: row %lld k %lld is %g, want %g", (long long)M,
+                      (long long)K, (long long)m, (long long)k, got, want);
+          }
+      free(A); free(ap);
+    }
+}
+
 /* GELU in the epilogue (ft_gemm_act, the AVX-512 polynomial where the target has it) against
  * double-precision GELU on every 2^-12 step of [-12, 12]: error at most 2.5e-7 |x| + 1e-37 on
  * every target; with AVX-512 also relative error at most 6.5e-7 where |GELU| > 1e-30 (the
