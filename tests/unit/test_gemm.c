@@ -142,6 +142,58 @@ Test(gemm, pack_a_matches_its_layout) {
     }
 }
 
+/* C = epilogue(A B) with A and B packed, a bias per column, an activation and optionally a
+ * residual (before or after the activation; in place: C holds it), against double loops. */
+static void run_full_k_case(int64_t M, int64_t N, int64_t K, int act, int res, int threads) {
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(N), *C = rand_buf(M * N);
+  float *R = malloc(sizeof(float) * (size_t)(M * N));
+  memcpy(R, C, sizeof(float) * (size_t)(M * N));
+  float *ap = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_a_floats(M, K));
+  float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N));
+  ft_gemm_pack_a(M, K, A, K, 1, ap);
+  ft_gemm_pack_b(K, N, B, N, 1, bp);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.c = C; g.ldc = N; g.ap = ap; g.bp = bp;
+  g.e.alpha = 1; g.e.beta = 1; g.e.bias = bias; g.e.bias_cs = 1; g.e.act = act;
+  if (res) { g.e.res = C; g.e.res_after = res == 2; }
+  ft_set_threads(threads);
+  ft_gemm_run(&g);
+  ft_set_threads(0);
+  double *want = malloc(sizeof(double) * (size_t)(M * N));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = bias[j];
+      for (int64_t k = 0; k < K; k++) s += (double)A[i * K + k] * B[k * N + j];
+      if (res == 1) s += R[i * N + j];
+      if (act == FT_ACT_RELU) s = s > 0 ? s : 0;
+      if (act == FT_ACT_GELU) s = 0.5 * s * (1 + erf(s / sqrt(2.0)));
+      if (res == 2) s += R[i * N + j];
+      want[i * N + j] = s;
+    }
+  char what[160];
+  snprintf(what, sizeof what, "packed A and B, M=%lld N=%lld K=%lld act=%d res=%d threads=%d", (long long)M,
+           (long long)N, (long long)K, act, res, threads);
+  expect_close(C, want, M * N, K, what);
+  free(A); free(B); free(bias); free(C); free(R); free(ap); free(bp); free(want);
+}
+
+/* M not a multiple of the sliver (MR), N not a multiple of a vector or a panel, odd K below and
+ * above the K block (KC) and past FT_GEMM_FULL_K (the K-blocked loop), in place over a residual
+ * with K past KC (a single pass: no partial sums through C), 1 and 2 threads. */
+Test(gemm, packed_full_k_edges) {
+  static const int64_t Ms[] = {17, 25, 37, 133};
+  static const int64_t Ns[] = {7, 33, 70};
+  static const int64_t Ks[] = {1, 37, 257, 769};
+  static const int acts[] = {FT_ACT_NONE, FT_ACT_GELU, FT_ACT_RELU};
+  int n = 0;
+  for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+    for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+      for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++, n++)
+        run_full_k_case(Ms[mi], Ns[ni], Ks[ki], acts[n % 3], n % 4 == 3 ? 1 + n / 4 % 2 : 0, 1 + n % 2);
+  run_full_k_case(13, 20, FT_GEMM_FULL_K + 3, FT_ACT_GELU, 1, 1);
+}
+
 /* GELU in the epilogue (ft_gemm_act, the AVX-512 polynomial where the target has it) against
  * double-precision GELU on every 2^-12 step of [-12, 12]: error at most 2.5e-7 |x| + 1e-37 on
  * every target; with AVX-512 also relative error at most 6.5e-7 where |GELU| > 1e-30 (the
