@@ -1,6 +1,7 @@
 /* Small-M GEMMs (M <= 16, prepacked B, the shapes of transformers at short sequences and of a
- * decode step) in the GEMM core's two paths, A/B: the blocked path (MR-row slivers, K blocks)
- * and the small-M path (every row in registers over all of K), with each of the small-M tile
+ * decode step) in the GEMM core's two paths, A/B: the blocked path (MR-row slivers; K blocks
+ * before FT_GEMM_FULL_K, all of K per tile since: bench/kernels/gemm_ab times the two) and the
+ * small-M path (every row in registers over all of K), with each of the small-M tile
  * plans that fit. Variants run alternately, round after round, so a busy machine slows them
  * alike; per shape: GFLOP/s and GB/s of weights (N * K * 4 bytes per call) of the best run, and
  * the median over rounds of each variant's time / the blocked path's.

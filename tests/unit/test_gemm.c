@@ -116,6 +116,117 @@ Test(gemm, large_shapes) {
   run_core_case(&b);
 }
 
+/* ---- both operands packed: each tile over all of K (FT_GEMM_FULL_K), as MatMul on constant
+ * weights runs for M > 16 ---- */
+
+/* A packed with ft_gemm_pack_a is A in MR-row slivers, k-major, zero rows past M: checked
+ * element by element against that definition (the vector copy takes 4 rows and 16 k at a time:
+ * M and K around those). */
+Test(gemm, pack_a_matches_its_layout) {
+  static const int64_t Ms[] = {1, 3, 4, 5, 8, 11, 12, 13, 17, 29};
+  static const int64_t Ks[] = {1, 15, 16, 17, 33, 63};
+  for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+    for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
+      int64_t M = Ms[mi], K = Ks[ki], n = ft_gemm_packed_a_floats(M, K);
+      float *A = rand_buf(M * K), *ap = scratch_buf(sizeof(float) * (size_t)n);
+      ft_gemm_pack_a(M, K, A, K, 1, ap);
+      for (int64_t s = 0; s * FT_GEMM_MR < M; s++)
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t r = 0; r < FT_GEMM_MR; r++) {
+            int64_t m = s * FT_GEMM_MR + r;
+            float want = m < M ? A[m * K + k] : 0.0f, got = ap[s * K * FT_GEMM_MR + k * FT_GEMM_MR + r];
+            cr_assert(got == want, "pack_a M=%lld K=%lld: row %lld k %lld is %g, want %g", (long long)M,
+                      (long long)K, (long long)m, (long long)k, got, want);
+          }
+      free(A); free(ap);
+    }
+}
+
+/* C = epilogue(A B) with A and B packed, a bias per column, an activation and optionally a
+ * residual (before or after the activation; in place: C holds it), against double loops. */
+static void run_full_k_case(int64_t M, int64_t N, int64_t K, int act, int res, int threads) {
+  float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(N), *C = rand_buf(M * N);
+  float *R = malloc(sizeof(float) * (size_t)(M * N));
+  memcpy(R, C, sizeof(float) * (size_t)(M * N));
+  float *ap = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_a_floats(M, K));
+  float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N));
+  ft_gemm_pack_a(M, K, A, K, 1, ap);
+  ft_gemm_pack_b(K, N, B, N, 1, bp);
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  g.M = M; g.N = N; g.K = K; g.c = C; g.ldc = N; g.ap = ap; g.bp = bp;
+  g.e.alpha = 1; g.e.beta = 1; g.e.bias = bias; g.e.bias_cs = 1; g.e.act = act;
+  if (res) { g.e.res = C; g.e.res_after = res == 2; }
+  ft_set_threads(threads);
+  ft_gemm_run(&g);
+  ft_set_threads(0);
+  double *want = malloc(sizeof(double) * (size_t)(M * N));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = bias[j];
+      for (int64_t k = 0; k < K; k++) s += (double)A[i * K + k] * B[k * N + j];
+      if (res == 1) s += R[i * N + j];
+      if (act == FT_ACT_RELU) s = s > 0 ? s : 0;
+      if (act == FT_ACT_GELU) s = 0.5 * s * (1 + erf(s / sqrt(2.0)));
+      if (res == 2) s += R[i * N + j];
+      want[i * N + j] = s;
+    }
+  char what[160];
+  snprintf(what, sizeof what, "packed A and B, M=%lld N=%lld K=%lld act=%d res=%d threads=%d", (long long)M,
+           (long long)N, (long long)K, act, res, threads);
+  expect_close(C, want, M * N, K, what);
+  free(A); free(B); free(bias); free(C); free(R); free(ap); free(bp); free(want);
+}
+
+/* M not a multiple of the sliver (MR), N not a multiple of a vector or a panel, odd K below and
+ * above the K block (KC) and past FT_GEMM_FULL_K (the K-blocked loop), in place over a residual
+ * with K past KC (a single pass: no partial sums through C), 1 and 2 threads. */
+Test(gemm, packed_full_k_edges) {
+  static const int64_t Ms[] = {17, 25, 37, 133};
+  static const int64_t Ns[] = {7, 33, 70};
+  static const int64_t Ks[] = {1, 37, 257, 769};
+  static const int acts[] = {FT_ACT_NONE, FT_ACT_GELU, FT_ACT_RELU};
+  int n = 0;
+  for (size_t mi = 0; mi < sizeof Ms / sizeof *Ms; mi++)
+    for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+      for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++, n++)
+        run_full_k_case(Ms[mi], Ns[ni], Ks[ki], acts[n % 3], n % 4 == 3 ? 1 + n / 4 % 2 : 0, 1 + n % 2);
+  run_full_k_case(13, 20, FT_GEMM_FULL_K + 3, FT_ACT_GELU, 1, 1);
+}
+
+/* GELU in the epilogue (ft_gemm_act, the AVX-512 polynomial where the target has it) against
+ * double-precision GELU on every 2^-12 step of [-12, 12]: error at most 2.5e-7 |x| + 1e-37 on
+ * every target; with AVX-512 also relative error at most 6.5e-7 where |GELU| > 1e-30 (the
+ * formula 1 + erf loses that for negative x, the polynomial computes erfc); special values. */
+Test(gemm, gelu_epilogue_accuracy) {
+  int64_t n = 24 * 4096 + 1;
+  float *x = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) x[i] = (float)(-12.0 + i / 4096.0);
+  float *y = malloc(sizeof(float) * (size_t)n);
+  memcpy(y, x, sizeof(float) * (size_t)n);
+  ft_gemm_epi e;
+  memset(&e, 0, sizeof e);
+  e.act = FT_ACT_GELU;
+  ft_gemm_act(y, n, &e);
+  for (int64_t i = 0; i < n; i++) {
+    double w = 0.5 * x[i] * erfc(-x[i] / sqrt(2.0)), d = fabs(y[i] - w);
+    cr_assert(d <= 2.5e-7 * fabs(x[i]) + 1e-37, "GELU(%.9g) = %.9g, want %.9g", x[i], y[i], w);
+#ifdef __AVX512F__
+    cr_assert(fabs(w) <= 1e-30 || d <= 6.5e-7 * fabs(w), "GELU(%.9g) = %.9g, want %.9g (relative)", x[i], y[i], w);
+#endif
+  }
+  float sp[] = {INFINITY, NAN, 0.0f, 20.0f, -20.0f, 1e30f, -1e30f, 1e-30f, -3e38f};
+  int nsp = (int)(sizeof sp / sizeof *sp);
+  float ys[sizeof sp / sizeof *sp];
+  memcpy(ys, sp, sizeof sp);
+  ft_gemm_act(ys, nsp, &e);
+  float want[] = {INFINITY, NAN, 0.0f, 20.0f, 0.0f, 1e30f, 0.0f, 0.5f * 1e-30f, 0.0f};
+  for (int i = 0; i < nsp; i++)
+    cr_assert(isnan(want[i]) ? isnan(ys[i]) : ys[i] == want[i] || fabsf(ys[i] - want[i]) <= 6.5e-7f * fabsf(want[i]),
+              "GELU(%g) = %g, want %g", sp[i], ys[i], want[i]);
+  free(x); free(y);
+}
+
 /* ---- small M: every row in registers over all of K (ft_gemm_small_run) ---- */
 
 /* C = epilogue(A B) in double: bias form as in run_core_case, act none, Relu, Clip or GELU. */
