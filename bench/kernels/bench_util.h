@@ -1,5 +1,5 @@
-/* What the kernel benchmarks share: a monotonic clock, 64-byte aligned buffers, and a
- * deterministic fill of floats in [-0.5, 0.5). */
+/* What the kernel benchmarks share: a monotonic clock, 64-byte aligned buffers, a
+ * deterministic fill of floats in [-0.5, 0.5), and the median time of a run. */
 #ifndef FTAX_BENCH_UTIL_H
 #define FTAX_BENCH_UTIL_H
 #include <stdint.h>
@@ -25,5 +25,26 @@ static inline void fill(float *x, int64_t n, unsigned seed) {
     seed = seed * 1664525u + 1013904223u;
     x[i] = (float)((seed >> 9) & 0xffff) / 65536.0f - 0.5f;
   }
+}
+
+/* Median time of one run of fn over at least 5 runs and `secs` seconds. */
+typedef void (*run_fn)(void *);
+static inline double median_time(run_fn fn, void *arg, double secs) {
+  double t[4096];
+  int n = 0;
+  fn(arg);
+  for (double start = now(); n < 4096 && (n < 5 || now() - start < secs);) {
+    double t0 = now();
+    fn(arg);
+    t[n++] = now() - t0;
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+  return t[n / 2];
+}
+
+static inline int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 #endif

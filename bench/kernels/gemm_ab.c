@@ -41,32 +41,13 @@ typedef struct {
   int variant; /* 0 blocked, 1 full K (the kernel's) */
 } ab_call;
 
-static void run(ab_call *c) {
+static void run(void *arg) {
+  ab_call *c = (ab_call *)arg;
   ft_gemm_op g = c->g;
   ft_gemm_pack_a(g.M, g.K, c->A, g.K, 1, c->apk);
   g.ap = c->apk;
   if (c->variant == 0) g.column = blocked_column;
   ft_gemm_run(&g);
-}
-
-/* Median time of one call over at least 5 calls and secs seconds. */
-static double median_time(ab_call *c, double secs) {
-  static double t[8192];
-  int n = 0;
-  run(c);
-  for (double start = now(); n < 8192 && (n < 5 || now() - start < secs);) {
-    double t0 = now();
-    run(c);
-    t[n++] = now() - t0;
-  }
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-  return t[n / 2];
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 static void bench_shape(const char *spec, int rounds, double secs) {
@@ -95,7 +76,7 @@ static void bench_shape(const char *spec, int rounds, double secs) {
   for (int r = 0; r < rounds; r++)
     for (int v = 0; v < 2; v++) {
       c.variant = v;
-      double x = median_time(&c, secs);
+      double x = median_time(run, &c, secs);
       t[v * rounds + r] = x;
       if (x < best[v]) best[v] = x;
       if (r == 0 && v == 0) memcpy(ref, g->c, sizeof(float) * M * N);

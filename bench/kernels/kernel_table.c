@@ -45,22 +45,6 @@ static void *zalloc(size_t bytes) {
   return p;
 }
 
-/* Median time of one run of fn over at least 5 runs and `secs` seconds. */
-typedef void (*run_fn)(void *);
-static double median_time(run_fn fn, void *arg, double secs) {
-  double t[4096];
-  int n = 0;
-  fn(arg);
-  for (double start = now(); n < 4096 && (n < 5 || now() - start < secs);) {
-    double t0 = now();
-    fn(arg);
-    t[n++] = now() - t0;
-  }
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-  return t[n / 2];
-}
-
 /* ---- ftax: the planned call ---- */
 typedef struct {
   const ft_kcall *k;

@@ -29,7 +29,8 @@ typedef struct {
   ft_gemm_small_plan pl;
 } ab_call;
 
-static void run(ab_call *c) {
+static void run(void *arg) {
+  ab_call *c = (ab_call *)arg;
   c->g.bp = c->bcopies[c->next];
   c->next = (c->next + 1) % c->ncopies;
   if (c->variant == 0) { /* the blocked path as ft_matmul_f32 ran it before the small-M path */
@@ -40,26 +41,6 @@ static void run(ab_call *c) {
   } else {
     ft_gemm_small_run(&c->g, c->pl, c->apk);
   }
-}
-
-/* Median time of one call over at least 5 calls and secs seconds. */
-static double median_time(ab_call *c, double secs) {
-  static double t[8192];
-  int n = 0;
-  run(c);
-  for (double start = now(); n < 8192 && (n < 5 || now() - start < secs);) {
-    double t0 = now();
-    run(c);
-    t[n++] = now() - t0;
-  }
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-  return t[n / 2];
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 static void bench_shape(const char *spec, int rounds, double secs, int cold) {
@@ -108,7 +89,7 @@ static void bench_shape(const char *spec, int rounds, double secs, int cold) {
     for (int v = 0; v < nv; v++) {
       c.variant = v;
       if (v) c.pl = plans[v - 1];
-      double x = median_time(&c, secs);
+      double x = median_time(run, &c, secs);
       t[v * rounds + r] = x;
       if (x < best[v]) best[v] = x;
     }
