@@ -130,12 +130,97 @@ static inline double ft_softplus(double x) {
 static inline float ft_unit_clamp_f32(float v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
 static inline double ft_unit_clamp_f64(double v) { v = v > 1 ? 1 : v; return v < 0 ? 0 : v; }
 
+/* GELU, 0.5 x (1 + erf(z)) with z = x / sqrt 2. 1 + erf(z) is erfc(|z|) for x < 0 and
+ * 2 - erfc(|z|) for x >= 0, and only erfc is computed, so GELU of a negative x keeps its relative
+ * accuracy where 1 + erf would cancel. erfc(a) = e^{-a^2} q(t), t = 1 / (1 + a/2), q a degree-8
+ * fit of erfc(a) e^{a^2} on a in [0, 10] (least squares, relative error 6e-7 in float).
+ * e^{-x^2/2} carries the rounding error ul of -x^2/2 as the factor 1 + ul (one FMA computes ul;
+ * without a fast FMA it is left out, which costs relative accuracy only where GELU is below
+ * ~1e-20), so that error does not grow with |x|. |x| is clamped to 15, past which e^{-x^2/2} is
+ * 0 in float. Against double-precision GELU: relative error below 7e-7 where |GELU| > 1e-30
+ * over all floats (tests/unit/test_fastmath.c), error at most 2.5e-7 |x| on every 2^-12 step of
+ * [-12, 12] (tests/unit/test_gemm.c). inf -> inf, NaN -> NaN. ft_v16_gelu below is the same
+ * formula on 16 lanes; the two agree to a few ulps. */
+static inline float ft_geluf(float x) {
+  float a = fabsf(x);
+  a = a < 15.0f ? a : 15.0f; /* NaN -> 15 (x carries the NaN) */
+  float ha = -0.5f * a, u = ha * a;
+#ifdef __FP_FAST_FMAF
+  float ul = fmaf(ha, a, -u); /* what rounding -x^2/2 lost */
+#else
+  float ul = 0.0f;
+#endif
+  float ex = ft_expf(u) * (1.0f + ul);
+  float t = 1.0f / (1.0f + 0.353553390593273762f * a);
+  float q = -9.073778056e-03f;
+  q = q * t + 1.384589970e-01f;
+  q = q * t + -4.693655372e-01f;
+  q = q * t + 5.232889056e-01f;
+  q = q * t + -5.490282178e-02f;
+  q = q * t + 3.197117746e-01f;
+  q = q * t + 2.684548497e-01f;
+  q = q * t + 2.834874094e-01f;
+  q = q * t + -5.951292769e-05f;
+  float ec = q * ex; /* erfc(|z|) */
+  float s = x >= 0.0f ? 2.0f - ec : ec;
+  return 0.5f * x * s;
+}
+static inline double ft_gelu(double x) { return 0.5 * x * erfc(-x * 0.70710678118654752440); }
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+
+/* ft_geluf on 16 lanes, for the GEMM epilogue (BERT's and ViT's first FFN projection): the
+ * same formula step by step, with 1 / (1 + |z|/2) as rcp14 and a Newton step instead of a
+ * division, and e^{-x^2/2} computed inline with its rounding error folded into the reduced
+ * argument. Past |x| = 15, e^{-x^2/2} is 0 in float (scalef underflows): the result is x or -0.
+ * The scalar loop (which the compiler vectorizes with a division) cost about 9% of a
+ * 128x3072x768 GEMM; this costs about 3%. Error bounds: ft_geluf. */
+static inline __attribute__((always_inline)) __m512 ft_v16_gelu(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 a = _mm512_min_ps(_mm512_abs_ps(x), _mm512_set1_ps(15.0f)); /* |x|; NaN -> 15 (x carries the NaN) */
+  __m512 ha = _mm512_mul_ps(a, _mm512_set1_ps(-0.5f));
+  __m512 u = _mm512_mul_ps(ha, a);       /* -x^2/2 rounded ... */
+  __m512 ul = _mm512_fmsub_ps(ha, a, u); /* ... and what the rounding lost */
+  /* e^u = 2^n e^r, r = u - n ln2 in two parts (n ln2_hi exact), as ft_expf; past |x| = 15 n is
+   * -163 and 2^n e^r is 0 */
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(u, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), u);
+  r = _mm512_add_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r), ul);
+  __m512 e = _mm512_set1_ps(0.0013751407893437366f);
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.008368916341366783f));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.041669533109269324f));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.1666651845998034f));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.49999988595112443f));
+  e = _mm512_fmadd_ps(_mm512_mul_ps(r, r), e, _mm512_add_ps(r, one));
+  __m512 ex = _mm512_scalef_ps(e, n); /* e^{-x^2/2} */
+  __m512 d = _mm512_fmadd_ps(a, _mm512_set1_ps(0.353553390593273762f), one); /* 1 + |z|/2 */
+  __m512 t = _mm512_rcp14_ps(d);
+  t = _mm512_fmadd_ps(t, _mm512_fnmadd_ps(d, t, one), t);
+  __m512 q = _mm512_set1_ps(-9.073778056e-03f);
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.384589970e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-4.693655372e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(5.232889056e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-5.490282178e-02f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(3.197117746e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.684548497e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.834874094e-01f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-5.951292769e-05f));
+  __m512 ec = _mm512_mul_ps(q, ex); /* erfc(a) */
+  __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+  __m512 s = _mm512_mask_sub_ps(ec, pos, _mm512_set1_ps(2.0f), ec); /* 1 + erf(z) */
+  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), s);
+}
+#endif
+
 /* The math of templates/common/scalar_ops.h's rows: FT_MATH ft_f32 is float32 with the functions
  * above, FT_MATH ft_f64 is float64 with libm's. */
 #define ft_f32_exp ft_expf
 #define ft_f32_log ft_logf
 #define ft_f32_tanh ft_tanhf
 #define ft_f32_erf ft_erff
+#define ft_f32_gelu ft_geluf
 #define ft_f32_softplus ft_softplusf
 #define ft_f32_clamp01 ft_unit_clamp_f32
 #define ft_f32_libm(fn) fn##f
@@ -143,6 +228,7 @@ static inline double ft_unit_clamp_f64(double v) { v = v > 1 ? 1 : v; return v <
 #define ft_f64_log log
 #define ft_f64_tanh tanh
 #define ft_f64_erf erf
+#define ft_f64_gelu ft_gelu
 #define ft_f64_softplus ft_softplus
 #define ft_f64_clamp01 ft_unit_clamp_f64
 #define ft_f64_libm(fn) fn

@@ -168,56 +168,6 @@ static inline __attribute__((always_inline)) __m512 ft_v16_sigmoid(__m512 x) {
 }
 #endif
 
-#ifdef __AVX512F__
-/* GELU of 16 lanes, 0.5 x (1 + erf(z)) with z = x / sqrt 2, for the GEMM epilogue (BERT's and
- * ViT's first FFN projection). 1 + erf(z) is erfc(|z|) for x < 0 and 2 - erfc(|z|) for x >= 0,
- * and only erfc is computed, so GELU of a negative x keeps its relative accuracy where 1 + erf
- * would cancel. erfc(|z|) = e^{-x^2/2} q(t), t = 1 / (1 + |z|/2) (rcp14 and a Newton step), q a
- * degree-8 fit of erfc(a) e^{a^2} on a in [0, 10] (least squares, relative error 6e-7 in float).
- * e^{-x^2/2} as ft_expf computes e^x, with -x^2/2 split into its rounded value and the rounding
- * error (one FMA), so the exponent's rounding does not grow with |x|. |x| is clamped to 15, past
- * which e^{-x^2/2} is 0 in float: the result is x or -0 there.
- * Against double-precision GELU on every 2^-12 step of [-12, 12] (tests/unit/test_gemm.c): error
- * at most 2.5e-7 |x|, relative error at most 6.5e-7 where |GELU| > 1e-30. inf -> inf, -inf -> NaN
- * (as the formula's -inf * 0), NaN -> NaN. The scalar-formula loop it replaces (ft_erff per
- * element, which the compiler vectorizes with a division) cost about 9% of a 128x3072x768 GEMM. */
-static inline __attribute__((always_inline)) __m512 ft_v16_gelu(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  __m512 a = _mm512_min_ps(_mm512_abs_ps(x), _mm512_set1_ps(15.0f)); /* |x|; NaN -> 15 (x carries the NaN) */
-  __m512 ha = _mm512_mul_ps(a, _mm512_set1_ps(-0.5f));
-  __m512 u = _mm512_mul_ps(ha, a);       /* -x^2/2 rounded ... */
-  __m512 ul = _mm512_fmsub_ps(ha, a, u); /* ... and what the rounding lost */
-  /* e^u = 2^n e^r, r = u - n ln2 in two parts (n ln2_hi exact), as ft_expf; past |x| = 15 n is
-   * -163 and 2^n e^r is 0 */
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(u, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), u);
-  r = _mm512_add_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r), ul);
-  __m512 e = _mm512_set1_ps(0.0013751407893437366f);
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.008368916341366783f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.041669533109269324f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.1666651845998034f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.49999988595112443f));
-  e = _mm512_fmadd_ps(_mm512_mul_ps(r, r), e, _mm512_add_ps(r, one));
-  __m512 ex = _mm512_scalef_ps(e, n); /* e^{-x^2/2} */
-  __m512 d = _mm512_fmadd_ps(a, _mm512_set1_ps(0.353553390593273762f), one); /* 1 + |z|/2 */
-  __m512 t = _mm512_rcp14_ps(d);
-  t = _mm512_fmadd_ps(t, _mm512_fnmadd_ps(d, t, one), t);
-  __m512 q = _mm512_set1_ps(-9.073778056e-03f);
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.384589970e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-4.693655372e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(5.232889056e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-5.490282178e-02f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(3.197117746e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.684548497e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.834874094e-01f));
-  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-5.951292769e-05f));
-  __m512 ec = _mm512_mul_ps(q, ex); /* erfc(a) */
-  __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
-  __m512 s = _mm512_mask_sub_ps(ec, pos, _mm512_set1_ps(2.0f), ec); /* 1 + erf(z) */
-  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), s);
-}
-#endif
 
 /* ---- packed layouts ------------------------------------------------------------------------
  * A: sliver s (rows s*MR .. s*MR+MR-1) at ap + s*K*MR; element (s*MR+r, k) at [k*MR + r].

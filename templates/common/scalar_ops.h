@@ -16,7 +16,7 @@
  * The expression computes the result from x (and z, the second operand of a binary op; a and b,
  * the parameters) in type T, with these hooks, which each includer points at its own math by
  * defining FT_MATH (float32: ft_f32, fastmath.h; float64: ft_f64, libm; CUDA: ftc, runtime.cuh):
- *   FT_EXP FT_LOG FT_TANH FT_ERF FT_SOFTPLUS  the transcendental functions (float32: fastmath.h)
+ *   FT_EXP FT_LOG FT_TANH FT_ERF FT_SOFTPLUS FT_GELU  the transcendental functions (float32: fastmath.h)
  *   FT_CLAMP01(v)                            max(0, min(1, v)) with selects; NaN stays NaN
  *   FT_LIBM(fn)(x)                           libm's fn for T: sinf for float, sin for double
  * Write constants as (T)0.5, not 0.5f: the double kernels must not round them to float.
@@ -49,7 +49,7 @@
   X(CEIL, ceil, "Ceil", KERNEL, FT_LIBM(ceil)(x))                                                \
   X(ROUND, round, "Round", KERNEL, FT_LIBM(rint)(x)) /* halves to even, the default mode */     \
   X(SOFTPLUS, softplus, "Softplus", KERNEL, FT_SOFTPLUS(x))                                      \
-  X(GELU, gelu, "Gelu", KERNEL, (T)0.5 * x * (1 + FT_ERF(x * (T)0.70710678118654752440)))       \
+  X(GELU, gelu, "Gelu", KERNEL, FT_GELU(x))                                                      \
   X(GELU_TANH, gelu_tanh, "GeluTanh", KERNEL,                                                    \
     (T)0.5 * x * (1 + FT_TANH((T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x))))      \
   X(HARD_SWISH, hard_swish, "HardSwish", KERNEL, x * FT_CLAMP01(x / 6 + (T)0.5))                 \
@@ -133,6 +133,7 @@ enum {
 #define FT_LOG(x) FT_SOP_CAT(FT_MATH, _log)(x)
 #define FT_TANH(x) FT_SOP_CAT(FT_MATH, _tanh)(x)
 #define FT_ERF(x) FT_SOP_CAT(FT_MATH, _erf)(x)
+#define FT_GELU(x) FT_SOP_CAT(FT_MATH, _gelu)(x)
 #define FT_SOFTPLUS(x) FT_SOP_CAT(FT_MATH, _softplus)(x)
 #define FT_CLAMP01(x) FT_SOP_CAT(FT_MATH, _clamp01)(x)
 #define FT_LIBM(fn) FT_SOP_CAT(FT_MATH, _libm)(fn)

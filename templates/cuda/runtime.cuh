@@ -186,7 +186,9 @@ template <class C> __device__ __forceinline__ C ftc_softplus(C x) {
   C y = (x > (C)0 ? x : (C)0) + log1p(exp(-fabs(x)));
   return x != x ? x : y;
 }
-/* ftc_softplus is the function above */
+/* GELU as 0.5 x erfc(-x / sqrt 2), which keeps its relative accuracy for negative x */
+template <class C> __device__ __forceinline__ C ftc_gelu(C x) { return (C)0.5 * x * erfc(-x * (C)0.70710678118654752440); }
+/* ftc_softplus and ftc_gelu are the functions above */
 #define ftc_exp exp
 #define ftc_log log
 #define ftc_tanh tanh

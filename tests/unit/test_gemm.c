@@ -194,10 +194,9 @@ Test(gemm, packed_full_k_edges) {
   run_full_k_case(13, 20, FT_GEMM_FULL_K + 3, FT_ACT_GELU, 1, 1);
 }
 
-/* GELU in the epilogue (ft_gemm_act, the AVX-512 polynomial where the target has it) against
- * double-precision GELU on every 2^-12 step of [-12, 12]: error at most 2.5e-7 |x| + 1e-37 on
- * every target; with AVX-512 also relative error at most 6.5e-7 where |GELU| > 1e-30 (the
- * formula 1 + erf loses that for negative x, the polynomial computes erfc); special values. */
+/* GELU in the epilogue (ft_gemm_act: ft_v16_gelu where the target has AVX-512, ft_geluf
+ * otherwise) against double-precision GELU on every 2^-12 step of [-12, 12]: error at most
+ * 2.5e-7 |x| + 1e-37 and relative error at most 7e-7 where |GELU| > 1e-30; special values. */
 Test(gemm, gelu_epilogue_accuracy) {
   int64_t n = 24 * 4096 + 1;
   float *x = malloc(sizeof(float) * (size_t)n);
@@ -211,9 +210,7 @@ Test(gemm, gelu_epilogue_accuracy) {
   for (int64_t i = 0; i < n; i++) {
     double w = 0.5 * x[i] * erfc(-x[i] / sqrt(2.0)), d = fabs(y[i] - w);
     cr_assert(d <= 2.5e-7 * fabs(x[i]) + 1e-37, "GELU(%.9g) = %.9g, want %.9g", x[i], y[i], w);
-#ifdef __AVX512F__
-    cr_assert(fabs(w) <= 1e-30 || d <= 6.5e-7 * fabs(w), "GELU(%.9g) = %.9g, want %.9g (relative)", x[i], y[i], w);
-#endif
+    cr_assert(fabs(w) <= 1e-30 || d <= 7e-7 * fabs(w), "GELU(%.9g) = %.9g, want %.9g (relative)", x[i], y[i], w);
   }
   float sp[] = {INFINITY, NAN, 0.0f, 20.0f, -20.0f, 1e30f, -1e30f, 1e-30f, -3e38f};
   int nsp = (int)(sizeof sp / sizeof *sp);
