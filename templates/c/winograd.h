@@ -105,9 +105,10 @@ typedef struct {
   const ft_wino_geo *g;
   const float *x;
   float *v;
+  int ms; /* 0: each V_xi row-major [tiles][C]; else packed for the small-M GEMM in slivers of ms rows */
 } ft_wino_in_ctx;
 
-/* Tiles [lo, hi): B^T d B for every channel into V[xi][tile][c]. */
+/* Tiles [lo, hi): B^T d B for every channel into V[xi] (row-major or, few tiles, small-M packed). */
 static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
   const ft_wino_geo *g = k->g;
@@ -132,6 +133,14 @@ static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
         }
       for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
       for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
+      if (k->ms) { /* element (t, c) of sliver t / ms at c * mr + t % ms (ft_gemm_small_pack_a) */
+        int64_t s0 = t / k->ms * k->ms, mr = T - s0 < k->ms ? T - s0 : k->ms;
+        for (int xi = 0; xi < FT_WINO_P; xi++) {
+          float *dst = k->v + (int64_t)xi * T * g->C + s0 * g->C + c0 * mr + (t - s0);
+          for (int l = 0; l < cn; l++) dst[l * mr] = d[xi][l];
+        }
+        continue;
+      }
       for (int xi = 0; xi < FT_WINO_P; xi++) {
         float *dst = k->v + ((int64_t)xi * T + t) * g->C + c0;
         if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
@@ -259,6 +268,21 @@ static void ft_wino_gemms_run(const void *ctx, int64_t lo, int64_t hi) {
   for (int64_t it = lo; it < hi; it++) ft_gemm_item(&c->ops[it / c->per], c->mc, it % c->per);
 }
 
+/* The same with few tiles (M <= FT_GEMM_SMALL_M: a 13x13 or 7x7 plane): item it is column panel
+ * it % per of GEMM it / per on the small-M GEMM, whose A the input transform wrote packed. The
+ * blocked path cut 16 rows into 12 + 4 and packed its A sliver again for every panel: the GEMMs
+ * ran at 2/3 of the small-M rate. */
+typedef struct {
+  const ft_gemm_op *ops;
+  ft_gemm_small_plan pl;
+  int64_t per;
+} ft_wino_small_ctx;
+
+static void ft_wino_small_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_wino_small_ctx *c = (const ft_wino_small_ctx *)ctx;
+  for (int64_t it = lo; it < hi; it++) ft_gemm_small_panel(&c->ops[it / c->per], c->pl, it % c->per);
+}
+
 /* The convolution: x [N, C, H, W] and the packed transformed weights u to y [N, CO, OH, OW].
  * e: bias (per output channel), activation and residual (shaped like y); alpha, beta and the
  * bias strides are not read. The residual may share y's storage: each output element is
@@ -270,7 +294,9 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g->C;
   int64_t flops = T * g->C * g->CO * 2 * FT_WINO_P;
   int par = flops > FT_GEMM_PAR_FLOPS;
-  ft_wino_in_ctx ic = {g, x, v};
+  ft_gemm_small_plan pl = ft_gemm_small_plan_for(T);
+  int small = T <= FT_GEMM_SMALL_M && g->C > 0;
+  ft_wino_in_ctx ic = {g, x, v, small ? pl.ms : 0};
   ft_parallel_for(T, par, ft_wino_input_run, &ic);
   int64_t per = ft_gemm_packed_b_floats(g->C, g->CO);
   ft_gemm_op ops[FT_WINO_P];
@@ -282,10 +308,16 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
     op->bp = u + xi * per;
     op->c = m + (int64_t)xi * T * g->CO; op->ldc = g->CO;
     op->e.alpha = 1.0f;
+    if (small) op->ap = op->a;
   }
-  int64_t mc = ft_gemm_mc(T, g->C);
-  ft_wino_gemms_ctx gc = {ops, mc, ft_gemm_items(&ops[0], mc)};
-  ft_parallel_for(FT_WINO_P * gc.per, par, ft_wino_gemms_run, &gc);
+  if (small) {
+    ft_wino_small_ctx sc = {ops, pl, (g->CO + FT_GEMM_NR - 1) / FT_GEMM_NR};
+    ft_parallel_for(FT_WINO_P * sc.per, par, ft_wino_small_run, &sc);
+  } else {
+    int64_t mc = ft_gemm_mc(T, g->C);
+    ft_wino_gemms_ctx gc = {ops, mc, ft_gemm_items(&ops[0], mc)};
+    ft_parallel_for(FT_WINO_P * gc.per, par, ft_wino_gemms_run, &gc);
+  }
   ft_wino_out_ctx oc = {g, m, y, e};
   ft_parallel_for(ft_wino_output_items(g), par, ft_wino_output_run, &oc);
 }
@@ -355,7 +387,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
   int64_t T = ft_wino_tiles(&g);
   if (T <= 0 || g.CO <= 0) return;
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g.C, *u = m + FT_WINO_P * T * g.CO;
-  ft_wino_in_ctx ic = {&g, (const float *)in[0], v};
+  ft_wino_in_ctx ic = {&g, (const float *)in[0], v, 0};
   ft_parallel_for(T, 0, ft_wino_input_run, &ic);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     ft_wino_u_point(g.C, g.CO, w, xi, u);
