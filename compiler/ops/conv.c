@@ -141,11 +141,26 @@ static int transposed_fuller(const int64_t *p) {
   return Mg * lanes_n >= S * lanes_t; /* Mg / lanes_t >= S / lanes_n */
 }
 
+/* A pointwise conv with few input channels (K = C_in/g up to 64) stays in the plain GEMM when
+ * its output plane fills the plain tile's lanes (at most 5% empty: 55x55, 27x27, 56x56, not
+ * 13x13) and C_out/g fills the rows of at least two or three 12-row tiles: there a tile does
+ * K FMAs per output, and the transposed tile's two 16x16 transposes per 14 x 32 outputs cost
+ * more than the plain tile's partial lanes. Measured at 1 thread, alternating (the plain tile
+ * with its clamp store, gemm.h): plain / transposed time 0.80 at 16x55x55 -> 64, 0.91 at
+ * 32x27x27 -> 128, 0.81 at 16x112x112 -> 96, 0.96 at 64x56x56 -> 64; 1.03-1.07 at 13x13 and
+ * with C_out 16 (64x55x55 -> 16), which stay transposed; with a larger K the transposed GEMM
+ * is ahead again (0.97-1.19 at K 256-1024). */
+static int pointwise_plain_fits(const int64_t *p) {
+  int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], G = p[FT_CV_G];
+  int64_t Kg = p[FT_CV_C] / G, Mg = p[FT_CV_CO] / G, lanes_n = (S + 31) / 32 * 32;
+  return Kg <= 64 && Mg >= 32 && S * 20 >= lanes_n * 19;
+}
+
 static int64_t transposed_mode(const int64_t *p, const ft_window *win) {
   int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   int fuller = transposed_fuller(p), strided = 0;
   for (int i = 0; i < win->n; i++) strided |= win->s[i] > 1;
-  if (p[FT_CV_MODE] == FT_CV_POINTWISE && fuller) return FT_CV_POINTWISE_T;
+  if (p[FT_CV_MODE] == FT_CV_POINTWISE && fuller && !pointwise_plain_fits(p)) return FT_CV_POINTWISE_T;
   if (p[FT_CV_MODE] == FT_CV_IM2COL && fuller) return FT_CV_IM2COL_T;
   if (p[FT_CV_MODE] == FT_CV_SHIFTED && strided && S <= 256 && fuller) return FT_CV_IM2COL_T;
   return p[FT_CV_MODE];

@@ -333,37 +333,6 @@ static inline int64_t ft_dwc_rows(const int64_t *p) {
   return 0;
 }
 
-/* r[i] = row i of a 16x16 block in; column i out. */
-static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);
-    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xDD);
-    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
-    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
-  }
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; i++) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
-    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
-    r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
-    r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
-  }
-}
-
 /* Channels [c0, c0 + 16) (fewer at the end) of image n, bands [band0, band1) of ft_dwc_rows
  * output rows each. */
 static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, const float *bias, float *Y,
@@ -676,10 +645,27 @@ static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_
                                                                int64_t hw0, int64_t co0, int nc) {
   const ft_gemm_epi *e = o->e;
 #ifdef __AVX512F__
-  __m512 r[16];
+  __m512 r[16], lo, hi;
 #pragma GCC unroll 16
   for (int i = 0; i < 16; i++) r[i] = i < mr ? (__m512)acc[i] : _mm512_setzero_ps();
   ft_transpose16(r); /* r[j]: channel co0 + j, lanes the mr rows */
+  if (ft_gemm_clamp_of(e, &lo, &hi)) { /* straight from the registers: see ft_gemm_dir_store_clamp */
+    __m512 alpha = _mm512_set1_ps(e->alpha);
+    __mmask16 m = (__mmask16)((1u << mr) - 1);
+    int res = o->res != NULL, after = e->res_after;
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) {
+      if (j >= nc) break;
+      int64_t at = (co0 + j) * o->ys + hw0;
+      __m512 y = _mm512_fmadd_ps(alpha, r[j], _mm512_set1_ps(o->bias ? e->beta * o->bias[co0 + j] : 0.0f));
+      __m512 rv = res ? _mm512_maskz_loadu_ps(m, o->res + at) : _mm512_setzero_ps();
+      if (res && !after) y = _mm512_add_ps(y, rv);
+      y = _mm512_min_ps(hi, _mm512_max_ps(lo, y));
+      if (res && after) y = _mm512_add_ps(y, rv);
+      _mm512_mask_storeu_ps(o->y + at, m, y);
+    }
+    return;
+  }
 #endif
   for (int j = 0; j < nc; j++) {
     ft_v16f y;

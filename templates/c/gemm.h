@@ -169,6 +169,39 @@ static inline __attribute__((always_inline)) __m512 ft_v16_sigmoid(__m512 x) {
 #endif
 
 
+#ifdef __AVX512F__
+/* r[i] = row i of a 16x16 block in; column i out. */
+static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
+  __m512 t[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);
+    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xDD);
+    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
+    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
+    r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+    r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
+  }
+}
+#endif
+
 /* ---- packed layouts ------------------------------------------------------------------------
  * A: sliver s (rows s*MR .. s*MR+MR-1) at ap + s*K*MR; element (s*MR+r, k) at [k*MR + r].
  * B: panel j (columns j*NR .. j*NR+NR-1) at bp + j*K*NR; element (k, j*NR+c) at [k*NR + c].
@@ -652,6 +685,91 @@ static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_
   }
 }
 
+/* Whether the activation is a clamp to [lo, hi] (none, Relu, Clip with ordered bounds), which
+ * the tile stores below apply as one max and one min per vector: max(lo, y) and min(hi, y)
+ * return y when y is NaN (their second operand), and y itself when y equals a bound, as the
+ * comparisons of ft_gemm_act16 do (Relu of -0 is -0). */
+static inline int ft_gemm_clamp_of(const ft_gemm_epi *e, __m512 *lo, __m512 *hi) {
+  float l = -__builtin_inff(), h = __builtin_inff();
+  if (e->act == FT_ACT_RELU) l = 0.0f;
+  else if (e->act == FT_ACT_CLIP) { l = e->lo; h = e->hi; }
+  if (lo) *lo = _mm512_set1_ps(l);
+  if (hi) *hi = _mm512_set1_ps(h);
+  return (e->act == FT_ACT_NONE || e->act == FT_ACT_RELU || e->act == FT_ACT_CLIP) && l <= h;
+}
+
+/* The clamp on one vector: the bounds that can bind (Relu has no upper one). */
+static inline __attribute__((always_inline)) __m512 ft_gemm_clamp16(__m512 y, __m512 lo, __m512 hi, int act) {
+  if (act != FT_ACT_NONE) y = _mm512_max_ps(lo, y);
+  if (act == FT_ACT_CLIP) y = _mm512_min_ps(hi, y);
+  return y;
+}
+
+/* The direct tile's store when the activation is a clamp: per row, alpha and the row's bias,
+ * the residual before or after, the clamp and one store per vector; the choices that do not
+ * change from row to row (whole vectors or kept lanes, residual or not) are made once. With a
+ * short K the tile is mostly this store (a pointwise conv of 16 input channels: 16 FMAs per
+ * output), where the per-vector helpers' tests cost a third of the time. */
+static inline __attribute__((always_inline)) void ft_gemm_dir_store_clamp(const int mr, const __m512 *c0,
+                                                                          const __m512 *c1, const ft_gemm_op *g,
+                                                                          int64_t m0, const ft_gemm_colmap *cm) {
+  const ft_gemm_epi *e = &g->e;
+  __m512 lo, hi, alpha = _mm512_set1_ps(e->alpha);
+  ft_gemm_clamp_of(e, &lo, &hi);
+  int whole = cm->cnt[0] == 16 && cm->cnt[1] == 16 && cm->keep[0] == 0xffff && cm->keep[1] == 0xffff &&
+              cm->dst[1] == cm->dst[0] + 16;
+  int res = e->res != NULL, after = e->res_after, act = e->act;
+  int plain = e->alpha == 1.0f && (!e->bias || e->beta == 1.0f); /* Conv's: y = acc + bias */
+  __mmask16 sm[2];
+  int squeeze[2];
+  for (int v = 0; v < 2; v++) {
+    sm[v] = (__mmask16)(cm->cnt[v] >= 16 ? 0xffff : (1u << cm->cnt[v]) - 1);
+    squeeze[v] = cm->keep[v] != sm[v];
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    int64_t row = (m0 + i) * g->ldc;
+    __m512 y0, y1;
+    if (plain) {
+      __m512 bv = e->bias ? _mm512_set1_ps(e->bias[(m0 + i) * e->bias_rs]) : _mm512_setzero_ps();
+      y0 = _mm512_add_ps(c0[i], bv);
+      y1 = _mm512_add_ps(c1[i], bv);
+    } else {
+      __m512 bv = _mm512_set1_ps(e->bias ? e->beta * e->bias[(m0 + i) * e->bias_rs] : 0.0f);
+      y0 = _mm512_fmadd_ps(alpha, c0[i], bv);
+      y1 = _mm512_fmadd_ps(alpha, c1[i], bv);
+    }
+    if (whole) {
+      float *c = g->c + row + cm->dst[0];
+      if (res) {
+        const float *r = e->res + row + cm->dst[0];
+        __m512 r0 = _mm512_loadu_ps(r), r1 = _mm512_loadu_ps(r + 16);
+        if (!after) { y0 = _mm512_add_ps(y0, r0); y1 = _mm512_add_ps(y1, r1); }
+        y0 = ft_gemm_clamp16(y0, lo, hi, act);
+        y1 = ft_gemm_clamp16(y1, lo, hi, act);
+        if (after) { y0 = _mm512_add_ps(y0, r0); y1 = _mm512_add_ps(y1, r1); }
+      } else {
+        y0 = ft_gemm_clamp16(y0, lo, hi, act);
+        y1 = ft_gemm_clamp16(y1, lo, hi, act);
+      }
+      _mm512_storeu_ps(c, y0);
+      _mm512_storeu_ps(c + 16, y1);
+      continue;
+    }
+    __m512 y[2] = {y0, y1};
+    for (int v = 0; v < 2; v++) {
+      if (!cm->cnt[v]) continue;
+      if (squeeze[v]) y[v] = _mm512_maskz_compress_ps(cm->keep[v], y[v]);
+      int64_t at = row + cm->dst[v];
+      __m512 r = res ? _mm512_maskz_loadu_ps(sm[v], e->res + at) : _mm512_setzero_ps();
+      if (res && !after) y[v] = _mm512_add_ps(y[v], r);
+      y[v] = ft_gemm_clamp16(y[v], lo, hi, act);
+      if (res && after) y[v] = _mm512_add_ps(y[v], r);
+      _mm512_mask_storeu_ps(g->c + at, sm[v], y[v]);
+    }
+  }
+}
+
 static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
                                                                       const float *b, int64_t rs,
                                                                       const int64_t *rowoff, const ft_gemm_op *g,
@@ -674,6 +792,10 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int 
   }
   const ft_gemm_epi *e = &g->e;
   __m512 alpha = _mm512_set1_ps(e->alpha);
+  if (ft_gemm_clamp_of(e, NULL, NULL)) {
+    ft_gemm_dir_store_clamp(mr, c0, c1, g, m0, cm);
+    return;
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) {
     int64_t row = (m0 + i) * g->ldc;

@@ -105,9 +105,10 @@ typedef struct {
   const ft_wino_geo *g;
   const float *x;
   float *v;
+  int ms; /* 0: each V_xi row-major [tiles][C]; else packed for the small-M GEMM in slivers of ms rows */
 } ft_wino_in_ctx;
 
-/* Tiles [lo, hi): B^T d B for every channel into V[xi][tile][c]. */
+/* Tiles [lo, hi): B^T d B for every channel into V[xi] (row-major or, few tiles, small-M packed). */
 static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
   const ft_wino_geo *g = k->g;
@@ -132,6 +133,14 @@ static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
         }
       for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
       for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
+      if (k->ms) { /* element (t, c) of sliver t / ms at c * mr + t % ms (ft_gemm_small_pack_a) */
+        int64_t s0 = t / k->ms * k->ms, mr = T - s0 < k->ms ? T - s0 : k->ms;
+        for (int xi = 0; xi < FT_WINO_P; xi++) {
+          float *dst = k->v + (int64_t)xi * T * g->C + s0 * g->C + c0 * mr + (t - s0);
+          for (int l = 0; l < cn; l++) dst[l * mr] = d[xi][l];
+        }
+        continue;
+      }
       for (int xi = 0; xi < FT_WINO_P; xi++) {
         float *dst = k->v + ((int64_t)xi * T + t) * g->C + c0;
         if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
@@ -149,47 +158,100 @@ typedef struct {
   const ft_gemm_epi *e;
 } ft_wino_out_ctx;
 
-/* Tiles [lo, hi): A^T m A for every output channel, then the epilogue on each row of 4. */
+#ifdef __AVX512F__
+/* One output tile of on <= 16 channels from o0 when the activation is a clamp (ft_gemm_clamp_of):
+ * out[4i + j] holds point (i, j) of the 16 channels; transposed, each channel's 4x4 points are
+ * one vector whose 128-bit lane i is output row i, which goes out as one masked 4-float store
+ * after bias, residual and clamp. y and res point at channel o0's tile corner. (Element by
+ * element, with a memcpy per row, this took a third of a 13x13 layer's time.) */
+static inline void ft_wino_store_clamp(const ft_wino_geo *g, const ft_gemm_epi *e, const ft_v16f *out, float *y,
+                                       const float *res, int64_t o0, int on, int rows, int cols) {
+  __m512 r[16], lo16, hi16;
+  for (int p = 0; p < 16; p++) r[p] = (__m512)out[p];
+  ft_transpose16(r); /* r[l]: channel o0 + l, lane 4i + j */
+  ft_gemm_clamp_of(e, &lo16, &hi16);
+  __m128 lo = _mm512_castps512_ps128(lo16), hi = _mm512_castps512_ps128(hi16);
+  __mmask8 cm = (__mmask8)((1u << cols) - 1);
+  int64_t OHW = g->OH * g->OW, OW = g->OW;
+  for (int l = 0; l < on; l++) {
+    __m512 v = _mm512_add_ps(r[l], _mm512_set1_ps(e->bias ? e->bias[o0 + l] : 0.0f));
+    __m128 x[4] = {_mm512_castps512_ps128(v), _mm512_extractf32x4_ps(v, 1), _mm512_extractf32x4_ps(v, 2),
+                   _mm512_extractf32x4_ps(v, 3)};
+    for (int i = 0; i < rows; i++) {
+      int64_t at = l * OHW + i * OW;
+      __m128 q = x[i], rv = res ? _mm_maskz_loadu_ps(cm, res + at) : _mm_setzero_ps();
+      if (res && !e->res_after) q = _mm_add_ps(q, rv);
+      if (e->act != FT_ACT_NONE) q = _mm_max_ps(lo, q);
+      if (e->act == FT_ACT_CLIP) q = _mm_min_ps(hi, q);
+      if (res && e->res_after) q = _mm_add_ps(q, rv);
+      _mm_mask_storeu_ps(y + at, cm, q);
+    }
+  }
+}
+#endif
+
+/* Output channels [o0, o0 + 16) of tile t: A^T m A, then the epilogue on each row of 4. */
+static void ft_wino_output_tile(const ft_wino_out_ctx *k, int64_t t, int64_t o0) {
+  const ft_wino_geo *g = k->g;
+  const ft_gemm_epi *e = k->e;
+  int64_t T = ft_wino_tiles(g), OHW = g->OH * g->OW, n, oy, ox;
+  ft_wino_tile_at(g, t, &n, &oy, &ox);
+  int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = g->OW - ox < 4 ? (int)(g->OW - ox) : 4;
+  int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
+  ft_v16f m[36], r[24], out[16];
+  for (int xi = 0; xi < FT_WINO_P; xi++) {
+    const float *src = k->m + ((int64_t)xi * T + t) * g->CO + o0;
+    if (on == FT_WINO_L) m[xi] = *(const ft_v16u *)src;
+    else {
+      ft_v16f v = {0};
+      for (int l = 0; l < on; l++) v[l] = src[l];
+      m[xi] = v;
+    }
+  }
+  for (int j = 0; j < 6; j++) ft_wino_at6(m + j, 6, r + j, 6);          /* A^T m: 4x6 */
+  for (int i = 0; i < 4; i++) ft_wino_at6(r + i * 6, 1, out + i * 4, 1); /* (A^T m) A */
+#ifdef __AVX512F__
+  if (ft_gemm_clamp_of(e, NULL, NULL)) {
+    int64_t at = (n * g->CO + o0) * OHW + oy * g->OW + ox;
+    ft_wino_store_clamp(g, e, out, k->y + at, e->res ? e->res + at : NULL, o0, on, rows, cols);
+    return;
+  }
+#endif
+  for (int l = 0; l < on; l++) {
+    int64_t o = o0 + l, base = (n * g->CO + o) * OHW + oy * g->OW + ox;
+    float b = e->bias ? e->bias[o] : 0.0f;
+    for (int i = 0; i < rows; i++) {
+      float row[4];
+      const float *rr = e->res ? e->res + base + i * g->OW : NULL;
+      for (int j = 0; j < cols; j++) row[j] = out[i * 4 + j][l] + b;
+      if (rr && !e->res_after)
+        for (int j = 0; j < cols; j++) row[j] += rr[j];
+      if (e->act != FT_ACT_NONE) ft_gemm_act(row, cols, e);
+      if (rr && e->res_after)
+        for (int j = 0; j < cols; j++) row[j] += rr[j];
+      memcpy(k->y + base + i * g->OW, row, sizeof(float) * (size_t)cols);
+    }
+  }
+}
+
+/* Items [lo, hi) of the output transform: (block of 16 output channels, image, row of tiles),
+ * the channel block slowest. Tiles side by side write the same cache lines of each output
+ * plane (a 4-wide piece of a 13-wide row), so a row of tiles is one item: work items of one
+ * tile each, handed out to 2 threads in turn, had both threads writing the same lines of every
+ * plane, and a 13x13 layer ran slower on 2 threads than on one. */
 static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_out_ctx *k = (const ft_wino_out_ctx *)ctx;
   const ft_wino_geo *g = k->g;
-  const ft_gemm_epi *e = k->e;
-  int64_t T = ft_wino_tiles(g), OHW = g->OH * g->OW;
-  for (int64_t t = lo; t < hi; t++) {
-    int64_t n, oy, ox;
-    ft_wino_tile_at(g, t, &n, &oy, &ox);
-    int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = g->OW - ox < 4 ? (int)(g->OW - ox) : 4;
-    for (int64_t o0 = 0; o0 < g->CO; o0 += FT_WINO_L) {
-      int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
-      ft_v16f m[36], r[24], out[16];
-      for (int xi = 0; xi < FT_WINO_P; xi++) {
-        const float *src = k->m + ((int64_t)xi * T + t) * g->CO + o0;
-        if (on == FT_WINO_L) m[xi] = *(const ft_v16u *)src;
-        else {
-          ft_v16f v = {0};
-          for (int l = 0; l < on; l++) v[l] = src[l];
-          m[xi] = v;
-        }
-      }
-      for (int j = 0; j < 6; j++) ft_wino_at6(m + j, 6, r + j, 6);          /* A^T m: 4x6 */
-      for (int i = 0; i < 4; i++) ft_wino_at6(r + i * 6, 1, out + i * 4, 1); /* (A^T m) A */
-      for (int l = 0; l < on; l++) {
-        int64_t o = o0 + l, base = (n * g->CO + o) * OHW + oy * g->OW + ox;
-        float b = e->bias ? e->bias[o] : 0.0f;
-        for (int i = 0; i < rows; i++) {
-          float row[4];
-          const float *rr = e->res ? e->res + base + i * g->OW : NULL;
-          for (int j = 0; j < cols; j++) row[j] = out[i * 4 + j][l] + b;
-          if (rr && !e->res_after)
-            for (int j = 0; j < cols; j++) row[j] += rr[j];
-          if (e->act != FT_ACT_NONE) ft_gemm_act(row, cols, e);
-          if (rr && e->res_after)
-            for (int j = 0; j < cols; j++) row[j] += rr[j];
-          memcpy(k->y + base + i * g->OW, row, sizeof(float) * (size_t)cols);
-        }
-      }
-    }
+  int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4, bands = g->N * th;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t o0 = it / bands * FT_WINO_L, band = it % bands; /* band = n * th + tile row */
+    for (int64_t tx = 0; tx < tw; tx++) ft_wino_output_tile(k, band * tw + tx, o0);
   }
+}
+
+/* Output transform items: channel blocks times rows of tiles. */
+static inline int64_t ft_wino_output_items(const ft_wino_geo *g) {
+  return (g->CO + FT_WINO_L - 1) / FT_WINO_L * g->N * ((g->OH + 3) / 4);
 }
 
 /* The 36 per-point GEMMs as one parallel loop: item it is work item it % per of GEMM it / per.
@@ -206,6 +268,21 @@ static void ft_wino_gemms_run(const void *ctx, int64_t lo, int64_t hi) {
   for (int64_t it = lo; it < hi; it++) ft_gemm_item(&c->ops[it / c->per], c->mc, it % c->per);
 }
 
+/* The same with few tiles (M <= FT_GEMM_SMALL_M: a 13x13 or 7x7 plane): item it is column panel
+ * it % per of GEMM it / per on the small-M GEMM, whose A the input transform wrote packed. The
+ * blocked path cut 16 rows into 12 + 4 and packed its A sliver again for every panel: the GEMMs
+ * ran at 2/3 of the small-M rate. */
+typedef struct {
+  const ft_gemm_op *ops;
+  ft_gemm_small_plan pl;
+  int64_t per;
+} ft_wino_small_ctx;
+
+static void ft_wino_small_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_wino_small_ctx *c = (const ft_wino_small_ctx *)ctx;
+  for (int64_t it = lo; it < hi; it++) ft_gemm_small_panel(&c->ops[it / c->per], c->pl, it % c->per);
+}
+
 /* The convolution: x [N, C, H, W] and the packed transformed weights u to y [N, CO, OH, OW].
  * e: bias (per output channel), activation and residual (shaped like y); alpha, beta and the
  * bias strides are not read. The residual may share y's storage: each output element is
@@ -217,7 +294,9 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g->C;
   int64_t flops = T * g->C * g->CO * 2 * FT_WINO_P;
   int par = flops > FT_GEMM_PAR_FLOPS;
-  ft_wino_in_ctx ic = {g, x, v};
+  ft_gemm_small_plan pl = ft_gemm_small_plan_for(T);
+  int small = T <= FT_GEMM_SMALL_M && g->C > 0;
+  ft_wino_in_ctx ic = {g, x, v, small ? pl.ms : 0};
   ft_parallel_for(T, par, ft_wino_input_run, &ic);
   int64_t per = ft_gemm_packed_b_floats(g->C, g->CO);
   ft_gemm_op ops[FT_WINO_P];
@@ -229,12 +308,18 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
     op->bp = u + xi * per;
     op->c = m + (int64_t)xi * T * g->CO; op->ldc = g->CO;
     op->e.alpha = 1.0f;
+    if (small) op->ap = op->a;
   }
-  int64_t mc = ft_gemm_mc(T, g->C);
-  ft_wino_gemms_ctx gc = {ops, mc, ft_gemm_items(&ops[0], mc)};
-  ft_parallel_for(FT_WINO_P * gc.per, par, ft_wino_gemms_run, &gc);
+  if (small) {
+    ft_wino_small_ctx sc = {ops, pl, (g->CO + FT_GEMM_NR - 1) / FT_GEMM_NR};
+    ft_parallel_for(FT_WINO_P * sc.per, par, ft_wino_small_run, &sc);
+  } else {
+    int64_t mc = ft_gemm_mc(T, g->C);
+    ft_wino_gemms_ctx gc = {ops, mc, ft_gemm_items(&ops[0], mc)};
+    ft_parallel_for(FT_WINO_P * gc.per, par, ft_wino_gemms_run, &gc);
+  }
   ft_wino_out_ctx oc = {g, m, y, e};
-  ft_parallel_for(T, par, ft_wino_output_run, &oc);
+  ft_parallel_for(ft_wino_output_items(g), par, ft_wino_output_run, &oc);
 }
 
 /* ---- as a Conv kernel (p: templates/common/conv_params.h, mode FT_CV_WINOGRAD) ---------------
@@ -302,7 +387,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
   int64_t T = ft_wino_tiles(&g);
   if (T <= 0 || g.CO <= 0) return;
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g.C, *u = m + FT_WINO_P * T * g.CO;
-  ft_wino_in_ctx ic = {&g, (const float *)in[0], v};
+  ft_wino_in_ctx ic = {&g, (const float *)in[0], v, 0};
   ft_parallel_for(T, 0, ft_wino_input_run, &ic);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     ft_wino_u_point(g.C, g.CO, w, xi, u);
@@ -316,7 +401,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
     ft_gemm_run(&op);
   }
   ft_wino_out_ctx oc = {&g, m, (float *)out[0], &e};
-  ft_parallel_for(T, 0, ft_wino_output_run, &oc);
+  ft_parallel_for(ft_wino_output_items(&g), 0, ft_wino_output_run, &oc);
 }
 
 #endif

@@ -73,6 +73,18 @@ Test(winograd, plain_planes_and_pads) {
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
 
+/* Threaded: the output transform's items (16 output channels x a row of tiles) over 3 threads,
+ * batches and partial last channel blocks and tile rows, with the clamp store's epilogues. */
+Test(winograd, threads_batches_channel_blocks) {
+  static const wcase cs[] = {
+      {2, 48, 40, 13, 13, 1, 1, FT_ACT_RELU, 1}, {3, 20, 24, 9, 11, 1, 1, FT_ACT_CLIP, 2},
+      {1, 64, 33, 27, 27, 1, 0, FT_ACT_NONE, 0}, {2, 8, 17, 6, 6, 0, 1, FT_ACT_RELU, 2},
+  };
+  ft_set_threads(3);
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+  ft_set_threads(0);
+}
+
 Test(winograd, epilogue) {
   static const wcase cs[] = {
       {2, 9, 17, 7, 7, 1, 1, FT_ACT_RELU, 0},   {2, 9, 17, 13, 13, 1, 1, FT_ACT_RELU, 1},
