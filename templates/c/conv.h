@@ -402,7 +402,7 @@ static inline __attribute__((always_inline)) void ft_dwv_row_impl(const float *c
     for (int64_t kh = 0; kh < KH; kh++) {
       const float *q = rp[kh] + c * NW * S * 16;
       for (int64_t kw = 0; kw < KW; kw++, w += 16) {
-        __m512 wv = _mm512_load_ps(w);
+        __m512 wv = _mm512_loadu_ps(w); /* packed constants need not be 64-byte aligned */
 #pragma GCC unroll 16
         for (int j = 0; j < NW; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(q + (j * S + kw * D) * 16), wv, acc[j]);
       }
