@@ -248,7 +248,7 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
   k->nf = 4;
   k->entry = conv_k;
   k->scratch = ft_conv_scratch(p);
-  if (w->data && p[FT_CV_MODE] != FT_CV_DEPTHWISE) {
+  if (w->data) { /* depthwise too: 16-channel blocks of tap vectors (ft_conv_dw_pack_w) */
     k->prepack.input = 1;
     k->prepack.flag_p = FT_CV_PACKED;
     k->prepack.pack = ft_conv_pack_w;

@@ -14,8 +14,9 @@
  *   im2col     the rest (3-D, strides wider than the window): the im2col matrix is written
  *              a chunk of columns at a time (row-major [Kg, chunk]) so the chunk stays in L2
  *              while every weight row block passes over it.
- *   depthwise  group == C_in == C_out: direct loops (ft_conv_depthwise); a GEMM with one
- *              input channel per group has nothing to reuse.
+ *   depthwise  group == C_in == C_out: direct loops (ft_conv_depthwise), 16 channels in the
+ *              vector lanes with AVX-512; a GEMM with one input channel per group has nothing
+ *              to reuse. Packed weights are 16-channel blocks of tap vectors.
  * With packed weights (every program ftaxc writes) the GEMM reads B where it lies
  * (ft_gemm_op.b_direct): each output tile is accumulated over the whole K in registers, and
  * bias, residual and activation are applied there before one store per vector. Unpacked
@@ -38,10 +39,23 @@ static inline int64_t ft_conv_kg(const int64_t *p) {
   return p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
 }
 
+/* Depthwise weights [C, taps] as blocks of 16 channels, each [taps][16] (zeros past C): the
+ * tap vectors of the channel-vector path (ft_dwv_item). */
+static size_t ft_conv_dw_pack_w(const int64_t *p, const float *w, float *dst) {
+  int64_t C = p[FT_CV_C], T = ft_conv_kg(p), nb = (C + 15) / 16;
+  size_t bytes = sizeof(float) * (size_t)(nb * T * 16);
+  if (!dst) return bytes;
+  memset(dst, 0, bytes);
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t t = 0; t < T; t++) dst[(c / 16 * T + t) * 16 + c % 16] = w[c * T + t];
+  return bytes;
+}
+
 /* Prepack hook: every group's weight matrix into A slivers, one group after another; in the
  * transposed modes (FT_CV_POINTWISE_T, FT_CV_IM2COL_T) each group's W^T [C_in/g * kernel,
- * C_out/g] into B panels instead. */
+ * C_out/g] into B panels instead; depthwise weights as ft_conv_dw_pack_w lays them out. */
 static size_t ft_conv_pack_w(const int64_t *p, const void *src, void *dst) {
+  if (p[FT_CV_MODE] == FT_CV_DEPTHWISE) return ft_conv_dw_pack_w(p, (const float *)src, (float *)dst);
   int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = ft_conv_kg(p);
   int t = p[FT_CV_MODE] == FT_CV_POINTWISE_T || p[FT_CV_MODE] == FT_CV_IM2COL_T;
   int64_t per = t ? ft_gemm_packed_b_floats(Kg, Mg) : ft_gemm_packed_a_floats(Mg, Kg);
@@ -100,8 +114,8 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
 }
 
 /* Depthwise 1-D/2-D conv (group == C_in == C_out). With AVX-512, 16 channels at a time with
- * the channels in the vector lanes (ft_conv_dw_cvec, below) whenever the row geometry fits its
- * tiles and no residual is fused. Otherwise one plane (n, c) at a time, as follows.
+ * the channels in the vector lanes (ft_dwv_item, below) whenever its ring of rows can hold the
+ * window's rows (residual fused or not). Otherwise one plane (n, c) at a time, as follows.
  *
  * A band of output rows is computed at once over the zero-padded input, copied into a buffer
  * on the stack. With stride s the padded band is stored as s*s phase planes (rows and columns
@@ -118,8 +132,8 @@ static void ft_conv_im2col_row(const int64_t *p, const float *x, int64_t kr, int
 #define FT_DW_PAR_MACS (1 << 17)
 
 /* The plain loop: each tap is a pass over the output row (any size). */
-static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float *w, float b0,
-                                  float *y) {
+static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float *w, int64_t ws,
+                                  float b0, float *y) {
   const int64_t *in = p + FT_CV_IN, *out = p + FT_CV_OUT, *k = p + FT_CV_K, *s = p + FT_CV_S;
   const int64_t *d = p + FT_CV_D, *pb = p + FT_CV_P;
   int64_t IH = in[1], IW = in[2], OH = out[1], OW = out[2], KH = k[1], KW = k[2];
@@ -136,7 +150,7 @@ static void ft_conv_dw_plane_taps(const int64_t *p, const float *x, const float 
         int64_t lo_ = off >= 0 ? 0 : (-off + sw - 1) / sw;
         int64_t hi_ = IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1;
         if (hi_ > OW) hi_ = OW;
-        float wv = w[kh * KW + kw];
+        float wv = w[(kh * KW + kw) * ws];
         for (int64_t ow = lo_; ow < hi_; ow++) yr[ow] += wv * xr[ow * sw + off];
       }
     }
@@ -233,7 +247,7 @@ static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *c
 }
 
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
-                                   const float *w, float b0, float *y, const float *res,
+                                   const float *w, int64_t ws, float b0, float *y, const float *res,
                                    const ft_gemm_epi *e) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
   int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], dh = p[FT_CV_D + 1];
@@ -268,7 +282,7 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) {
         const float *q = xp + n + off[t];
-        float wt = w[t];
+        float wt = w[t * ws];
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
       }
@@ -286,7 +300,7 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
       for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
       for (int64_t t = 0; t < T; t++) {
         const float *q = xp + n + off[t];
-        float wt = w[t];
+        float wt = w[t * ws];
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++)
           if (v < nv) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
@@ -309,113 +323,258 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 }
 
 #ifdef __AVX512F__
-/* Depthwise conv of small planes (7x7, 14x14), 16 channels at a time with the channels in the
- * vector lanes: the padded input of the 16 planes is gathered into a tile [Hp*Wp][16], every
- * tap is one vector of 16 weights, and output pixels are computed eight at a time (eight
- * independent accumulators), the epilogue on the registers; the output tile [OH*OW][16] is
- * then written back plane by plane (row bands when a plane is larger than the tiles). A
- * plane at a time, small planes cost more in per-plane setup (padding, row copies, short
- * masked rows) than in arithmetic; large ones come out about even, a little ahead. */
-#define FT_DWC_TILE 8192 /* floats per tile, a multiple of 256: 64 KiB of stack for both */
-#define FT_DWC_MAXPIX (FT_DWC_TILE / 16)
+/* Depthwise 2-D conv with AVX-512, 16 channels at a time with the channels in the vector lanes
+ * (the blocked layout that oneDNN keeps between layers, made here on the fly): each input pixel
+ * of 16 planes is one vector, each tap one vector of 16 weights (packed so at compile time:
+ * ft_conv_pack_w), and an output row is computed a chunk of nw pixels at a time in nw
+ * accumulators, whose taps are aligned loads at fixed offsets (one shared by up to KW taps of
+ * neighbouring pixels). A stride only changes which pixel vectors a chunk reads.
+ *
+ * Padded input rows are transposed into a ring of rows, 16 pixels of 16 channels at a time
+ * and flattened over rows (a 7x7 plane takes 4 transposes, not 7); the ring holds a whole
+ * band of small planes, or as many rows as fit of wide ones, so each input row is transposed
+ * once. Outputs gather in a buffer and go back to the planes 16 pixels at a time, with the
+ * residual and the activation applied there. Work items are (image, block of 16 channels,
+ * band of output rows); every output is computed the same way whatever the split. Done a plane
+ * at a time instead, small planes cost more in per-row overhead than in arithmetic, and each
+ * tap is an unaligned load (two cache lines: 1.7x an aligned one on this Zen 4) per 16
+ * products. The transposes are what is left against a library that keeps the blocked layout
+ * between layers: about a third of the time on 14x14 planes. */
+#define FT_DWV_RING 12288   /* floats in the ring of transposed input rows: 48 KiB of stack */
+#define FT_DWV_OUTPIX 256   /* output pixel vectors waiting to be transposed back */
+#define FT_DWV_MAXNW 16
 
-/* Output rows per band of the channel-vector path: its padded input rows and its outputs
- * fit the tiles; 0 when not even one row fits (or the geometry is not one it takes). */
-static inline int64_t ft_dwc_rows(const int64_t *p) {
-  int64_t OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], sh = p[FT_CV_S + 1];
-  int64_t Wp = (OW - 1) * p[FT_CV_S + 2] + (p[FT_CV_K + 2] - 1) * p[FT_CV_D + 2] + 1;
-  if (p[FT_CV_RES] || p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || p[FT_CV_P + 2] < 0 ||
-      p[FT_CV_K + 1] * p[FT_CV_K + 2] > FT_DW_MAXTAPS)
-    return 0;
-  for (int64_t r = OH; r >= 1; r--)
-    if (((r - 1) * sh + (p[FT_CV_K + 1] - 1) * p[FT_CV_D + 1] + 1) * Wp <= FT_DWC_MAXPIX && r * OW <= FT_DWC_MAXPIX)
-      return r;
-  return 0;
+typedef struct ft_dwv_geo {
+  int64_t nw;     /* chunk: output pixels per set of accumulators */
+  int64_t chunks; /* chunks per output row (the last one may run past the row: its extra
+                     pixels read zeros and are dropped) */
+  int64_t Wr;     /* pixels per ring row: the padded row and the last chunk's reach */
+  int64_t RB;     /* ring rows */
+  int64_t band;   /* output rows per work item */
+} ft_dwv_geo;
+
+typedef void (*ft_dwv_rowfn)(const float *const *rp, const float *wt, const float *bv, float *out,
+                             int64_t chunks, int64_t KH, int64_t KW, int64_t s, int64_t d);
+
+/* One output row: rp[kh] is ring row of tap row kh, wt the taps' weight vectors, bv the bias
+ * vector; chunks * nw pixel vectors to out. NW, KW, S, D are constants in the instances below. */
+static inline __attribute__((always_inline)) void ft_dwv_row_impl(const float *const *rp, const float *wt,
+                                                                  const float *bv, float *out, int64_t chunks,
+                                                                  int64_t KH, int64_t KW, int64_t S, int64_t D,
+                                                                  const int NW) {
+  __m512 b0 = _mm512_load_ps(bv);
+  for (int64_t c = 0; c < chunks; c++) {
+    __m512 acc[FT_DWV_MAXNW];
+#pragma GCC unroll 16
+    for (int j = 0; j < NW; j++) acc[j] = b0;
+    const float *w = wt;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const float *q = rp[kh] + c * NW * S * 16;
+      for (int64_t kw = 0; kw < KW; kw++, w += 16) {
+        __m512 wv = _mm512_loadu_ps(w); /* packed constants need not be 64-byte aligned */
+#pragma GCC unroll 16
+        for (int j = 0; j < NW; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(q + (j * S + kw * D) * 16), wv, acc[j]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < NW; j++) _mm512_store_ps(out + (c * NW + j) * 16, acc[j]);
+  }
 }
 
-/* Channels [c0, c0 + 16) (fewer at the end) of image n, bands [band0, band1) of ft_dwc_rows
- * output rows each. */
-static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, const float *bias, float *Y,
-                            const ft_gemm_epi *e, int64_t n, int64_t c0, int64_t band0, int64_t band1) {
-  int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
-  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2];
-  int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
-  int64_t Wp = (OW - 1) * sw + (KW - 1) * dw + 1, rows = ft_dwc_rows(p);
-  int64_t IHW = IH * IW, OHW = OH * OW, T = KH * KW;
-  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
-  __mmask16 m = (__mmask16)((1u << nl) - 1);
-  float xt[FT_DWC_TILE] __attribute__((aligned(64))), yt[FT_DWC_TILE] __attribute__((aligned(64)));
-  float wt[FT_DW_MAXTAPS * 16] __attribute__((aligned(64)));
-  int32_t pos[FT_DWC_MAXPIX + 8];
-  int64_t toff[FT_DW_MAXTAPS];
-  const float *x = X + (n * C + c0) * IHW;
-  float *y = Y + (n * C + c0) * OHW;
-  __m512i widx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                    _mm512_set1_epi32((int)T));
-  for (int64_t t = 0; t < T; t++)
-    _mm512_store_ps(wt + 16 * t, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, widx, W + c0 * T + t, 4));
-  for (int64_t t = 0; t < T; t++) toff[t] = (t / KW * dh * Wp + t % KW * dw) * 16;
-  for (int64_t i = 0, oh = 0, ow = 0; i < rows * OW; i++) { /* band pixel i -> its window's corner */
-    pos[i] = (int32_t)((oh * sh * Wp + ow * sw) * 16);
-    if (++ow == OW) { ow = 0; oh++; }
+#define FT_DWV_ROW(NW, KW, S)                                                                      \
+  static void ft_dwv_row_##NW##_##KW##_##S(const float *const *rp, const float *wt, const float *bv, \
+                                          float *out, int64_t chunks, int64_t KH, int64_t kw,      \
+                                          int64_t s, int64_t d) {                                  \
+    (void)kw; (void)s; (void)d;                                                                    \
+    ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, S, 1, NW);                                    \
   }
-  __m512 b0 = _mm512_setzero_ps();
-  if (bias) b0 = _mm512_maskz_loadu_ps(m, bias + c0);
-  int64_t oh_end = band1 * rows < OH ? band1 * rows : OH;
-  for (int64_t oh0 = band0 * rows; oh0 < oh_end; oh0 += rows) {
-    int64_t R = OH - oh0 < rows ? OH - oh0 : rows, Hb = (R - 1) * sh + (KH - 1) * dh + 1, P = R * OW;
-    int64_t hp0 = oh0 * sh; /* padded row of the band's first tile row */
-    /* the padded tile: each input row 16 columns at a time, transposed; zeros around */
-    for (int64_t hr = 0; hr < Hb; hr++) {
-      int64_t ih = hp0 + hr - ph, in = ih >= 0 && ih < IH;
-      int64_t lo = in ? (pw < Wp ? pw : Wp) : Wp, hi = in ? (pw + IW < Wp ? pw + IW : Wp) : Wp;
-      float *row = xt + hr * Wp * 16;
-      for (int64_t j = 0; j < lo; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
-      for (int64_t j = hi; j < Wp; j++) _mm512_store_ps(row + 16 * j, _mm512_setzero_ps());
-      if (!in) continue;
-      for (int64_t iw0 = 0; iw0 < IW && iw0 + pw < Wp; iw0 += 16) {
-        int nc = IW - iw0 < 16 ? (int)(IW - iw0) : 16;
-        if (iw0 + pw + nc > Wp) nc = (int)(Wp - iw0 - pw);
-        __mmask16 cm = (__mmask16)((1u << nc) - 1);
-        __m512 r[16];
+FT_DWV_ROW(8, 3, 1)
+FT_DWV_ROW(8, 3, 2)
+FT_DWV_ROW(8, 5, 1)
+FT_DWV_ROW(8, 5, 2)
+FT_DWV_ROW(7, 3, 1)
+FT_DWV_ROW(7, 3, 2)
+FT_DWV_ROW(7, 5, 1)
+FT_DWV_ROW(7, 5, 2)
+FT_DWV_ROW(14, 3, 1)
+FT_DWV_ROW(14, 3, 2)
+FT_DWV_ROW(14, 5, 1)
+FT_DWV_ROW(14, 5, 2)
+#undef FT_DWV_ROW
+static void ft_dwv_row_any(const float *const *rp, const float *wt, const float *bv, float *out, int64_t chunks,
+                           int64_t KH, int64_t KW, int64_t s, int64_t d) {
+  ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, s, d, 8);
+}
+
+/* The geometry, or 0 when the path does not take this conv (3-D, negative pads, a window of
+ * more than FT_DW_MAXTAPS taps, rows too wide for the ring or the output buffer). */
+static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
+  int64_t IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  int64_t sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], pw = p[FT_CV_P + 2];
+  memset(g, 0, sizeof *g);
+  if (p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || pw < 0 || KH * KW > FT_DW_MAXTAPS) return 0;
+  g->nw = OW % 14 == 0 ? 14 : OW % 8 && OW % 7 == 0 ? 7 : 8; /* the zoo's rows: 7, 14, 28 wide and multiples of 8 */
+  g->chunks = (OW + g->nw - 1) / g->nw;
+  int64_t reach = (g->chunks * g->nw - 1) * sw + (KW - 1) * dw + 1, win = (KH - 1) * dh + 1;
+  g->Wr = reach > pw + IW ? reach : pw + IW;
+  g->RB = FT_DWV_RING / (16 * g->Wr);
+  if (g->RB < win || 15 + g->chunks * g->nw > FT_DWV_OUTPIX) return 0;
+  int64_t blocks = p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16);
+  int64_t bands = blocks >= 8 ? 1 : (8 + blocks - 1) / blocks; /* a few items per thread */
+  if (bands > OH) bands = OH;
+  g->band = (OH + bands - 1) / bands;
+  int64_t rows = (g->band - 1) * sh + win; /* padded rows of a band */
+  if (g->RB > rows) g->RB = rows;
+  return 1;
+}
+
+static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
+  int64_t KW = p[FT_CV_K + 2], s = p[FT_CV_S + 2];
+  if (p[FT_CV_D + 2] != 1 || (KW != 3 && KW != 5) || s > 2) return ft_dwv_row_any;
+  static const ft_dwv_rowfn fns[3][2][2] = {{{ft_dwv_row_7_3_1, ft_dwv_row_7_3_2}, {ft_dwv_row_7_5_1, ft_dwv_row_7_5_2}},
+                                            {{ft_dwv_row_8_3_1, ft_dwv_row_8_3_2}, {ft_dwv_row_8_5_1, ft_dwv_row_8_5_2}},
+                                            {{ft_dwv_row_14_3_1, ft_dwv_row_14_3_2}, {ft_dwv_row_14_5_1, ft_dwv_row_14_5_2}}};
+  return fns[g->nw == 14 ? 2 : g->nw == 8][KW == 5][s == 2];
+}
+
+/* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring: rows inside the input by 16x16
+ * transposes over the flattened rows, the others as zeros (the pad columns stay zero). */
+static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, int nl, float *ring, int64_t hp0,
+                        int64_t hp1) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], IHW = IH * IW;
+  int64_t W16 = g->Wr * 16, RB = g->RB;
+  for (int64_t hp = hp0; hp < hp1; hp++)
+    if (hp - ph < 0 || hp - ph >= IH) {
+      float *d = ring + hp % RB * W16 + pw * 16;
+      for (int64_t j = 0; j < IW; j++) _mm512_store_ps(d + 16 * j, _mm512_setzero_ps());
+    }
+  int64_t ih0 = hp0 - ph < 0 ? 0 : hp0 - ph, ih1 = hp1 - ph > IH ? IH : hp1 - ph;
+  if (ih0 >= ih1) return;
+  int64_t npix = (ih1 - ih0) * IW, slot = (ih0 + ph) % RB, col = 0;
+  const float *src = x + ih0 * IW;
+  float *d = ring + slot * W16 + pw * 16;
+  for (int64_t f = 0; f < npix; f += 16) {
+    int nc = npix - f < 16 ? (int)(npix - f) : 16;
+    __m512 r[16];
+    if (nc == 16 && nl == 16) {
 #pragma GCC unroll 16
-        for (int l = 0; l < 16; l++)
-          r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, x + l * IHW + ih * IW + iw0) : _mm512_setzero_ps();
-        ft_transpose16(r);
-        float *d = row + (iw0 + pw) * 16;
+      for (int l = 0; l < 16; l++) r[l] = _mm512_loadu_ps(src + l * IHW + f);
+    } else {
+      __mmask16 cm = (__mmask16)((1u << nc) - 1);
+      for (int l = 0; l < 16; l++) r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, src + l * IHW + f) : _mm512_setzero_ps();
+    }
+    ft_transpose16(r);
+    if (nc == 16 && col + 16 < IW) { /* within one row */
 #pragma GCC unroll 16
-        for (int j = 0; j < 16; j++) /* unrolled: registers to the tile, not a memcpy from a spill */
-          if (j < nc) _mm512_store_ps(d + 16 * j, r[j]);
+      for (int j = 0; j < 16; j++) _mm512_store_ps(d + 16 * j, r[j]);
+      d += 256;
+      col += 16;
+      continue;
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; j++) { /* pixel f + j: column col of the current ring row */
+      if (j >= nc) break;
+      _mm512_store_ps(d, r[j]);
+      d += 16;
+      if (++col == IW) {
+        col = 0;
+        if (++slot == RB) slot = 0;
+        d = ring + slot * W16 + pw * 16;
       }
     }
-    for (int64_t i = P; i < P + 8; i++) pos[i] = pos[P - 1]; /* a short last group repeats */
-    for (int64_t i0 = 0; i0 < P; i0 += 8) {
-      __m512 acc[8];
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; j++) acc[j] = b0;
-      for (int64_t t = 0; t < T; t++) {
-        __m512 wv = _mm512_load_ps(wt + 16 * t);
-        const float *q = xt + toff[t];
-#pragma GCC unroll 8
-        for (int j = 0; j < 8; j++) acc[j] = _mm512_fmadd_ps(_mm512_load_ps(q + pos[i0 + j]), wv, acc[j]);
-      }
-      int nj = P - i0 < 8 ? (int)(P - i0) : 8;
-      for (int j = 0; j < nj; j++) {
-        ft_v16f a = (ft_v16f)acc[j];
-        ft_gemm_act16(&a, e);
-        _mm512_store_ps(yt + (i0 + j) * 16, (__m512)a);
-      }
+  }
+}
+
+/* The activation on 16 vectors, chosen once for all of them. */
+static inline __attribute__((always_inline)) void ft_dwv_act16(__m512 *v, const ft_gemm_epi *e) {
+  if (e->act == FT_ACT_CLIP) {
+    __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
+#pragma GCC unroll 16
+    for (int l = 0; l < 16; l++) { /* as ft_gemm_act16: NaN stays NaN */
+      __mmask16 below = _mm512_cmp_ps_mask(v[l], lo, _CMP_LT_OQ), above = _mm512_cmp_ps_mask(v[l], hi, _CMP_GT_OQ);
+      v[l] = _mm512_mask_mov_ps(_mm512_mask_mov_ps(v[l], above, hi), below, lo);
     }
-    for (int64_t i0 = 0; i0 < P; i0 += 16) { /* 16 pixels of 16 channels, transposed back */
-      int np = P - i0 < 16 ? (int)(P - i0) : 16;
-      __mmask16 pm = (__mmask16)((1u << np) - 1);
-      __m512 r[16];
+  } else if (e->act == FT_ACT_RELU) {
 #pragma GCC unroll 16
-      for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(yt + (i0 + j) * 16);
-      ft_transpose16(r);
+    for (int l = 0; l < 16; l++)
+      v[l] = _mm512_mask_mov_ps(v[l], _mm512_cmp_ps_mask(v[l], _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+  } else if (e->act) {
+    for (int l = 0; l < 16; l++) {
+      ft_v16f a = (ft_v16f)v[l];
+      ft_gemm_act16(&a, e);
+      v[l] = (__m512)a;
+    }
+  }
+}
+
+/* np output pixel vectors of yt back into nl planes at y (residual r), through the epilogue. */
+static void ft_dwv_flush(const float *yt, int64_t np, int nl, float *y, const float *r, int64_t OHW,
+                         const ft_gemm_epi *e) {
+  for (int64_t i0 = 0; i0 < np; i0 += 16) {
+    int k = np - i0 < 16 ? (int)(np - i0) : 16;
+    __m512 v[16];
+    if (k == 16) {
 #pragma GCC unroll 16
-      for (int l = 0; l < 16; l++)
-        if (l < nl) _mm512_mask_storeu_ps(y + l * OHW + oh0 * OW + i0, pm, r[l]);
+      for (int j = 0; j < 16; j++) v[j] = _mm512_load_ps(yt + (i0 + j) * 16);
+    } else
+      for (int j = 0; j < 16; j++) v[j] = j < k ? _mm512_load_ps(yt + (i0 + j) * 16) : _mm512_setzero_ps();
+    ft_transpose16(v);
+    if (k == 16 && nl == 16 && !r) {
+      ft_dwv_act16(v, e);
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; l++) _mm512_storeu_ps(y + l * OHW + i0, v[l]);
+      continue;
+    }
+    for (int l = 0; l < nl; l++) {
+      ft_v16f a = (ft_v16f)v[l];
+      ft_gemm_epi16(y + l * OHW + i0, &a, r ? r + l * OHW + i0 : NULL, k, e);
+    }
+  }
+}
+
+/* Channels [c0, c0 + 16) (fewer at the end) of image n, output rows [oh0, oh1). */
+static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row, const float *X, const float *W,
+                        const float *bias, const float *R, float *Y, const ft_gemm_epi *e, int64_t n, int64_t c0,
+                        int64_t oh0, int64_t oh1) {
+  int64_t C = p[FT_CV_C], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  int64_t sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], pw = p[FT_CV_P + 2], T = KH * KW;
+  int64_t IHW = p[FT_CV_IN + 1] * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
+  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
+  float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
+  float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
+  const float *wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
+  if (!p[FT_CV_PACKED]) {
+    for (int64_t t = 0; t < T; t++)
+      for (int l = 0; l < 16; l++) wbuf[t * 16 + l] = l < nl ? W[(c0 + l) * T + t] : 0.0f;
+    wt = wbuf;
+  }
+  for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  for (int64_t s = 0; s < RB; s++) { /* the pad columns, zero for the whole item */
+    float *rr = ring + s * W16;
+    for (int64_t j = 0; j < pw; j++) _mm512_store_ps(rr + 16 * j, _mm512_setzero_ps());
+    for (int64_t j = pw + IW; j < g->Wr; j++) _mm512_store_ps(rr + 16 * j, _mm512_setzero_ps());
+  }
+  const float *x = X + (n * C + c0) * IHW, *res = R ? R + (n * C + c0) * OHW + oh0 * OW : NULL;
+  float *y = Y + (n * C + c0) * OHW + oh0 * OW;
+  int64_t hp_end = (oh1 - 1) * sh + (KH - 1) * dh + 1, loaded = oh0 * sh, pend = 0, done = 0;
+  const float *rp[FT_DW_MAXTAPS];
+  for (int64_t oh = oh0; oh < oh1; oh++) {
+    int64_t hp = oh * sh;
+    if (loaded < hp + (KH - 1) * dh + 1) { /* the rows the ring can take, from this row's first */
+      int64_t to = hp + RB < hp_end ? hp + RB : hp_end;
+      ft_dwv_load(p, g, x, nl, ring, loaded, to);
+      loaded = to;
+    }
+    for (int64_t kh = 0, slot = hp % RB; kh < KH; kh++, slot = slot + dh < RB ? slot + dh : slot + dh - RB)
+      rp[kh] = ring + slot * W16;
+    row(rp, wt, bv, yt + pend * 16, g->chunks, KH, KW, p[FT_CV_S + 2], p[FT_CV_D + 2]);
+    pend += OW;
+    int64_t out = oh + 1 == oh1 ? pend : pend / 16 * 16;
+    if (out) {
+      ft_dwv_flush(yt, out, nl, y + done, res ? res + done : NULL, OHW, e);
+      done += out;
+      pend -= out;
+      for (int64_t j = 0; j < pend; j++) _mm512_store_ps(yt + 16 * j, _mm512_load_ps(yt + (out + j) * 16));
     }
   }
 }
@@ -423,25 +582,31 @@ static void ft_conv_dw_cvec(const int64_t *p, const float *X, const float *W, co
 
 typedef struct {
   const int64_t *p;
-  const ft_dw_geo *geo;
+  const void *geo; /* ft_dw_geo, or ft_dwv_geo on the channel-vector path */
   const float *X, *W, *bias, *R;
   float *Y;
   const ft_gemm_epi *e;
+#ifdef __AVX512F__
+  ft_dwv_rowfn row;
+#endif
 } ft_dw_ctx;
 
-/* Planes [lo, hi): one channel of one image each. */
+/* Planes [lo, hi): one channel of one image each. Packed weights (ft_conv_pack_w) hold a
+ * channel's taps 16 floats apart. */
 static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
+  const ft_dw_geo *geo = (const ft_dw_geo *)c->geo;
   const int64_t *p = c->p, C = p[FT_CV_C], IHW = p[FT_CV_IN + 1] * p[FT_CV_IN + 2];
   const int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  int64_t ws = p[FT_CV_PACKED] ? 16 : 1;
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + pl * IHW, *w = c->W + ch * KHW;
+    const float *x = c->X + pl * IHW, *w = c->W + (ws == 1 ? ch * KHW : ch / 16 * 16 * KHW + ch % 16);
     float *y = c->Y + pl * OHW, b0 = c->bias ? c->bias[ch] : 0.0f;
     const float *res = c->R ? c->R + pl * OHW : NULL;
-    if (c->geo->rows) ft_conv_dw_plane_bands(p, c->geo, x, w, b0, y, res, c->e);
+    if (geo->rows) ft_conv_dw_plane_bands(p, geo, x, w, ws, b0, y, res, c->e);
     else {
-      ft_conv_dw_plane_taps(p, x, w, b0, y);
+      ft_conv_dw_plane_taps(p, x, w, ws, b0, y);
       ft_gemm_finish(y, res, OHW, c->e);
     }
   }
@@ -449,16 +614,15 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
 
 #ifdef __AVX512F__
 /* Items [lo, hi) of the channel-vector path: (image, block of 16 channels, band of output
- * rows), bands fastest; consecutive bands of one block are taken together. Bands are items
- * too so that a layer of few channels on a large plane (32 channels at 112x112: 2 blocks)
- * splits evenly over the threads. */
-static void ft_conv_dw_cvec_run(const void *ctx, int64_t lo, int64_t hi) {
+ * rows), bands fastest. Bands are items too so that a layer of few channels on a large plane
+ * (32 channels at 112x112: 2 blocks) splits evenly over the threads. */
+static void ft_conv_dwv_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
-  int64_t nb = (c->p[FT_CV_C] + 15) / 16, rows = ft_dwc_rows(c->p), nbd = (c->p[FT_CV_OUT + 1] + rows - 1) / rows;
-  for (int64_t it = lo; it < hi;) {
-    int64_t blk = it / nbd, band = it % nbd, end = hi - it < nbd - band ? band + (hi - it) : nbd;
-    ft_conv_dw_cvec(c->p, c->X, c->W, c->bias, c->Y, c->e, blk / nb, blk % nb * 16, band, end);
-    it += end - band;
+  const ft_dwv_geo *g = (const ft_dwv_geo *)c->geo;
+  int64_t nb = (c->p[FT_CV_C] + 15) / 16, OH = c->p[FT_CV_OUT + 1], bands = (OH + g->band - 1) / g->band;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t blk = it / bands, oh0 = it % bands * g->band, oh1 = oh0 + g->band < OH ? oh0 + g->band : OH;
+    ft_dwv_item(c->p, g, c->row, c->X, c->W, c->bias, c->R, c->Y, c->e, blk / nb, blk % nb * 16, oh0, oh1);
   }
 }
 #endif
@@ -468,14 +632,19 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   int64_t planes = p[FT_CV_N] * p[FT_CV_C];
   int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
   int par = planes * OHW * KHW > FT_DW_PAR_MACS;
-  ft_dw_geo geo;
-  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e};
 #ifdef __AVX512F__
-  if (ft_dwc_rows(p) && !R) { /* channel vectors: measured faster for every plane size the zoo has */
-    int64_t rows = ft_dwc_rows(p), bands = (p[FT_CV_OUT + 1] + rows - 1) / rows;
-    ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16) * bands, par, ft_conv_dw_cvec_run, &c);
+  ft_dwv_geo gv;
+  if (ft_dwv_geometry(p, &gv)) {
+    ft_dw_ctx c = {p, &gv, X, W, bias, R, Y, e, ft_dwv_row_for(p, &gv)};
+    int64_t bands = (p[FT_CV_OUT + 1] + gv.band - 1) / gv.band;
+    ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16) * bands, par, ft_conv_dwv_run, &c);
     return;
   }
+  ft_dw_geo geo;
+  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e, NULL};
+#else
+  ft_dw_geo geo;
+  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e};
 #endif
   ft_dw_geometry(p, &geo);
   ft_parallel_for(planes, par, ft_conv_dw_planes_run, &c);

@@ -513,7 +513,39 @@ Test(conv, depthwise) {
       {1, 20, 20, 20, 2, {120, 113}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
       {1, 33, 33, 33, 2, {61, 58}, {5, 5}, {2, 2}, {2, 1}, {3, 2}, {1, 2}, FT_CV_DEPTHWISE, 1, 0},
   };
-  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_conv_case(&cs[i]);
+  for (int pre = 0; pre <= 1; pre++) /* packed weights: 16-channel blocks of tap vectors */
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+      ccase c = cs[i];
+      c.prepack = pre;
+      run_conv_case(&c);
+    }
+}
+
+/* The channel-vector path's geometries: row chunks of 7, 8 and 14 pixels and the last chunk
+ * past the row, planes smaller than a vector, 16-pixel transposes across rows, a ring of rows
+ * that wraps (wide rows) or holds the whole band, stride 2, 5x5, dilation, asymmetric pads,
+ * channels not a multiple of 16, two images; packed and unpacked weights. */
+Test(conv, depthwise_channel_vectors) {
+  ccase cs[] = {
+      {1, 96, 96, 96, 2, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 40, 40, 40, 2, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {2, 17, 17, 17, 2, {14, 14}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}, FT_CV_DEPTHWISE, 0, 0},
+      {1, 24, 24, 24, 2, {28, 28}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 16, 16, 16, 2, {3, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 5, 5, 5, 2, {1, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 19, 19, 19, 2, {11, 23}, {3, 5}, {1, 2}, {1, 1}, {0, 2}, {2, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 18, 18, 18, 2, {13, 17}, {3, 3}, {1, 1}, {2, 3}, {2, 3}, {2, 3}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 3, 3, 3, 2, {40, 112}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 3, 3, 3, 2, {41, 225}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 9, 9, 9, 2, {9, 9}, {7, 7}, {3, 3}, {1, 1}, {3, 3}, {3, 3}, FT_CV_DEPTHWISE, 1, 0},
+      {2, 33, 33, 33, 2, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_DEPTHWISE, 1, 0},
+  };
+  for (int pre = 0; pre <= 1; pre++)
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+      ccase c = cs[i];
+      c.prepack = pre;
+      run_conv_case(&c);
+    }
 }
 
 /* The channel-vector path splits a layer into (channel block, band of rows) items; which
