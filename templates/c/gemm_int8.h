@@ -299,7 +299,7 @@ static void ft_i8_pack_a_conv(const void *ctx, int64_t lo, int64_t hi) {
         d[4 * r + 2] = r2[rb + r] ^ 0x80;
         d[4 * r + 3] = r3[rb + r] ^ 0x80;
       }
-      memset(d + 4 * n, 0, (size_t)(4 * (FT_I8_MR - n))); /* rows past the chunk's (n >= 1) */
+      if (n < FT_I8_MR) memset(d + 4 * n, 0, (size_t)(4 * (FT_I8_MR - n))); /* rows past the chunk's */
     }
   }
 }
