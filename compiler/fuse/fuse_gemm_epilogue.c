@@ -9,7 +9,12 @@
  * shape. act is a unary scalar op (templates/common/scalar_ops.h: Relu, Tanh, Mish, LeakyRelu,
  * Clip with constant bounds ...) or ftax.Gelu (the gelu pass runs first). GPT-2's Conv1D layers put a
  * Reshape between the Gemm and the GELU: the activation is elementwise, so it moves before the
- * Reshape. Every intermediate must be read by the next node of the match only. */
+ * Reshape. Every intermediate must be read by the next node of the match only.
+ *
+ *   ftax.QDQMatMul(...) [+ bias] [-> act]   ->  ftax.QDQMatMul(..., bias?)  activation=act
+ *
+ * the same on the int8 GEMM core's float32 epilogue (templates/c/gemm_int8.h; the qdq pass
+ * made the node): BERT's quantized projections write their output once, bias and GELU done. */
 #include <string.h>
 
 #include "fuse_tf.h"
@@ -102,11 +107,50 @@ static void gemm(ft_fuse_ctx *c, int i) {
   }
 }
 
+/* An ftax.QDQMatMul without an epilogue beyond its bias takes a bias Add (when it has no bias)
+ * and an activation. It keeps its inputs and attributes; the bias becomes input 6. */
+static void qdq_matmul(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  ft_node *n = &g->nodes[i];
+  int cur = n->out[0], bias = n->n_in > 6 ? n->in[6] : -1, nodes[2], nn = 0, act;
+  float params[2];
+  if (n->n_in < 6 || ft_attr_int(n, "relu", 0) || ft_attr_str(n, "activation", "")[0]) return;
+  int rank = g->vals[cur].t.rank, r = tf_sole_reader(c, cur);
+  int64_t N = rank ? g->vals[cur].t.dims[rank - 1] : 1;
+  if (bias < 0 && ft_is_op(g, r, "Add")) {
+    int o = tf_other(g, r, cur);
+    if (o >= 0 && g->vals[o].t.data && tf_row(g, o, N, rank) && tf_same_shape(g, g->nodes[r].out[0], cur)) {
+      bias = o;
+      nodes[nn++] = r;
+      cur = g->nodes[r].out[0];
+    }
+  }
+  const ft_sop *a = activation(c, cur, &act, params);
+  if (a) {
+    nodes[nn++] = act;
+    cur = g->nodes[act].out[0];
+  }
+  if (!nn) return;
+  int ins[7];
+  for (int j = 0; j < 6; j++) ins[j] = n->in[j];
+  ins[6] = bias;
+  /* tf_rewrite drops the node's attributes (transB): set them aside */
+  ft_attr *attrs = n->attrs;
+  int n_attrs = n->n_attrs;
+  n->attrs = NULL;
+  n->n_attrs = 0;
+  ft_node *f = tf_rewrite(c, i, "QDQMatMul", ins, bias >= 0 ? 7 : 6, &cur, 1, nodes, nn);
+  f->attrs = attrs;
+  f->n_attrs = n_attrs;
+  if (a) set_activation(f, a, params);
+}
+
 int ft_fuse_gemm_epilogue(ft_fuse_ctx *c) {
   ft_graph *g = c->g;
   for (int i = 0; i < g->n_nodes; i++) {
     if (ft_is_op(g, i, "MatMul")) matmul(c, i);
     else if (ft_is_op(g, i, "Gemm")) gemm(c, i);
+    else if (tf_is(g, i, "ftax", "QDQMatMul")) qdq_matmul(c, i);
   }
   return 0;
 }

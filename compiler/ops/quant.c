@@ -15,6 +15,7 @@
 #include "gemm_int8.h"
 #include "op.h"
 #include "quant.h"
+#include "scalar_table.h"
 #include "window.h"
 
 static int64_t prod(const int64_t *d, int from, int to) {
@@ -250,6 +251,10 @@ static void i8_plan_common(ft_opctx *c, ft_kcall *k, const i8_roles *r) {
   p[FT_I8_NSB] = p[FT_I8_IN_BS] >= 0 ? ft_numel(c->in[p[FT_I8_IN_BS]]) : 0;
   if (p[FT_I8_IN_BIAS] >= 0) p[FT_I8_BIAS] = c->in[p[FT_I8_IN_BIAS]]->dtype == FT_FLOAT ? 1 : 2;
   p[FT_I8_RELU] = ft_attr_int(c->node, "relu", 0) != 0;
+  ft_epilogue_activation(c, "activation", &p[FT_I8_ACT]); /* checked by the infer */
+  const ft_attr *pa = ft_attr_find(c->node, "activation_params");
+  for (int i = 0; pa && i < 2 && i < pa->n_floats; i++) k->f[i] = pa->floats[i];
+  k->nf = pa ? 2 : 0;
   k->np = FT_I8_NP;
   k->entry = &gemm_int8_k;
   k->templates = "gemm_int8";
@@ -485,7 +490,9 @@ static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
 /* ---- ftax.QDQMatMul, ftax.QDQConv (compiler/fuse/fuse_qdq.c) -------------------------------
  * in: a (float32, quantized on the way in, or its 8-bit quantized form), a_scale, a_zp, w (int8
  * or uint8 constant), w_scale, w_zp, bias (float32, optional); out float32: the exact int32 sums
- * times a_scale * w_scale (+ bias, then Relu with relu=1). QDQMatMul: transB=1 for Gemm's [N, K]. */
+ * times a_scale * w_scale (+ bias, then Relu with relu=1, then `activation` with its
+ * `activation_params` as ftax.FusedMatMul's, which the gemm_epilogue pass sets on QDQMatMul).
+ * QDQMatMul: transB=1 for Gemm's [N, K]. */
 static int qdq_check(ft_opctx *c, int64_t N) {
   if (c->n_in < 6 || !c->in[0] || !c->in[1] || !c->in[3] || !c->in[4]) return ft_infer_fail(c, FT_EINVALID, "needs a, a_scale, w and w_scale");
   const ft_tensor *a = c->in[0], *w = c->in[3], *bias = opt_in(c, 6);
@@ -499,6 +506,8 @@ static int qdq_check(ft_opctx *c, int64_t N) {
       (rc = scales_ok(c, c->in[1], "a_scale")) || (rc = scales_ok(c, c->in[4], "w_scale")))
     return rc;
   if (bias && (bias->dtype != FT_FLOAT || ft_numel(bias) != N)) return ft_infer_fail(c, FT_EINVALID, "bias must be float32 with one value per output channel");
+  int64_t act;
+  if ((rc = ft_epilogue_activation(c, "activation", &act))) return rc;
   c->out[0]->dtype = FT_FLOAT;
   return 0;
 }

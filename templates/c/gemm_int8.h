@@ -5,30 +5,37 @@
  * (DequantizeLinear of a constant weight and of QuantizeLinear(x) into MatMul/Gemm/Conv: x is
  * quantized in the packing step, the output dequantized to float32 in the epilogue).
  *
- * Operands as vpdpbusd multiplies them: A unsigned 8-bit, B signed 8-bit. A signed A is shifted
- * by +128 (its zero point with it); an unsigned B is shifted by -128 (its zero point with it).
- * With A' = A + sa, B' = B - sb and ca = za + sa, zb' = zb - sb:
- *     sum (A - za)(B - zb) = sum A'B' - ca * colsum'(n) - zb'(n) * rowsum'(m) + K ca zb'(n)
- * where colsum' is B's column sum (computed when B is packed, at compile time for a constant
- * weight) and rowsum' A's row sum (only computed when some zb' is not 0).
+ * Operands as vpdpbusd multiplies them: B (the weight, in vector lanes) unsigned 8-bit, A (the
+ * activation, one 4-byte group broadcast from memory into every lane: vpdpbusd's embedded
+ * broadcast, which only its signed operand has) signed 8-bit. A is made signed by -128 (uint8:
+ * A'' = A ^ 0x80) and B unsigned by +128 (int8: B'' = B ^ 0x80), zero points with them; with
+ * za'' = za - sa, zb'' = zb + sb:
+ *     sum (A - za)(B - zb) = sum A''B'' - za'' colsum''(n) - zb''(n) rowsum''(m) + K za'' zb''(n)
+ * where colsum'' is the column sum of B'' (computed when B is packed, at compile time for a
+ * constant weight) and rowsum'' the row sum of A'' (computed after A is packed, only when some
+ * zb'' is not 0: an int8 weight's zb'' is zb + 128, so nearly always).
  *
  * Layouts, K4 = K rounded up to 4, groups g of 4 consecutive k:
- *   B packed: int32 colsum'[N16], then panels of FT_I8_NR = 64 columns (the last one 16, 32 or
+ *   B packed: int32 colsum''[N16], then panels of FT_I8_NR = 64 columns (the last one 16, 32 or
  *             48 wide: N16 = N rounded up to 16); panel j of width w at byte 4*N16 + 64*j*K4,
  *             group g of column c at [(g*w + c)*4 .. +4). Columns past N and k past K are 0.
- *   A packed: a chunk of mc rows (a multiple of FT_I8_MR), group by group: row r's group g at
- *             [(g*mc + r)*4 .. +4), so that packing is a 4-way byte interleave of k rows that
- *             are contiguous in r. Rows past M and k past K are 0.
+ *   A packed: a chunk of mc rows (a multiple of FT_I8_MR), sliver by sliver (FT_I8_MR rows),
+ *             in a sliver group by group: row r's group g of sliver s at
+ *             [((s*G + g)*FT_I8_MR + r)*4 .. +4), G = K4 / 4, so that the micro-kernel reads its
+ *             sliver front to back. k past K is 0 (it adds nothing to the row sums).
  * A conv's A is its im2col matrix, one row per output position, packed straight from the
- * image (padding holds ca: it contributes 0); the output is written transposed (NCHW).
+ * image (padding holds the zero point: it contributes 0); the output is written transposed (NCHW).
  *
  * The micro-kernel (FT_I8_PATH names the one compiled):
  *   avx512_vnni (__AVX512VNNI__)  vpdpbusd: 6 rows x 64 columns in 24 zmm accumulators, each
- *                                 instruction adds 4 products (u8 x s8) into each of 16 lanes;
+ *                                 instruction adds 4 products (u8 x s8) into each of 16 lanes,
+ *                                 A's group an embedded broadcast (no broadcast instruction
+ *                                 beside them); the epilogue straight from the registers;
  *   portable                      the same sums in plain C.
  * Both compute the same integers (no saturation: vpdpbusd, not vpdpbusds), so results are bit-equal.
  *
- * Epilogues (FT_I8_OUT): int32 as is; float32: acc * scale (+ bias, then Relu when asked);
+ * Epilogues (FT_I8_OUT): int32 as is; float32: acc * scale (+ bias in one fma, then Relu when
+ * asked, then the FT_I8_ACT activation of gemm.h's epilogue: GELU, Tanh ...);
  * 8-bit: rint((acc + bias) * scale) + zy, saturated (ties to even in the default rounding mode).
  * scale is one value or one per output column, computed per call from the scale inputs
  * (a_scale * b_scale[n], over y_scale for the 8-bit outputs) in float32. */
@@ -39,6 +46,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gemm.h" /* the fp32 core's epilogue activations (ft_gemm_act) */
 #include "parallel.h"
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(FT_I8_FORCE_PORTABLE)
@@ -51,8 +59,9 @@
 
 #define FT_I8_MR 6
 #define FT_I8_NR 64
-/* A bytes per chunk of rows packed at once (the chunk stays in L2 while every panel passes) */
-#define FT_I8_A_BYTES ((int64_t)192 << 10)
+/* A bytes per chunk of rows packed at once (the chunk stays in L2 while every panel passes:
+ * BERT-base's 128 x 3072 is one chunk, its B panels not read again for a second one) */
+#define FT_I8_A_BYTES ((int64_t)512 << 10)
 /* and at most this many rows (a conv's k rows are built on the stack, 4 at a time) */
 #define FT_I8_MAX_ROWS 4096
 
@@ -71,6 +80,8 @@ enum {
   FT_I8_BIAS,     /* 0 none, 1 float32 [N], 2 int32 [N] */
   FT_I8_RELU,
   FT_I8_AZ_SIGNED, /* a float A's zero point is int8 (quantized as int8, then shifted) */
+  FT_I8_ACT,      /* float32 output: an activation after bias and Relu (gemm.h's FT_ACT_*, its
+                     parameters lo and hi in f[0] and f[1]), 0 none */
   /* input indices, -1 absent */
   FT_I8_IN_A, FT_I8_IN_AS, FT_I8_IN_AZ, FT_I8_IN_B, FT_I8_IN_BS, FT_I8_IN_BZ, FT_I8_IN_YS,
   FT_I8_IN_YZ, FT_I8_IN_BIAS,
@@ -85,25 +96,25 @@ static inline int64_t ft_i8_n16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
 /* ---- packing B ------------------------------------------------------------------------------ */
 
-/* bytes of packed B, or pack it: B[k,n] at src[k*rs + n*cs] (int8, or uint8 shifted by -128) */
+/* bytes of packed B, or pack it: B[k,n] at src[k*rs + n*cs] as uint8 B'' (int8 + 128: B ^ 0x80) */
 static size_t ft_i8_pack_b_raw(int64_t K, int64_t N, int64_t rs, int64_t cs, int b_signed, const void *src,
                                void *dst) {
   int64_t K4 = ft_i8_k4(K), N16 = ft_i8_n16(N);
   size_t bytes = (size_t)(4 * N16 + N16 * K4);
   if (!dst) return bytes;
   int32_t *colsum = (int32_t *)dst;
-  int8_t *pk = (int8_t *)dst + 4 * N16;
+  uint8_t *pk = (uint8_t *)dst + 4 * N16;
   memset(dst, 0, bytes);
   for (int64_t j0 = 0; j0 < N16; j0 += FT_I8_NR) {
     int64_t w = N16 - j0 < FT_I8_NR ? N16 - j0 : FT_I8_NR;
-    int8_t *panel = pk + j0 * K4;
+    uint8_t *panel = pk + j0 * K4;
     for (int64_t c = 0; c < w && j0 + c < N; c++) {
       int64_t n = j0 + c;
       int32_t s = 0;
       for (int64_t k = 0; k < K; k++) {
         int64_t at = k * rs + n * cs;
-        int v = b_signed ? ((const int8_t *)src)[at] : (int)((const uint8_t *)src)[at] - 128;
-        panel[((k >> 2) * w + c) * 4 + (k & 3)] = (int8_t)v;
+        int v = b_signed ? ((const int8_t *)src)[at] + 128 : ((const uint8_t *)src)[at];
+        panel[((k >> 2) * w + c) * 4 + (k & 3)] = (uint8_t)v;
         s += v;
       }
       colsum[n] = s;
@@ -117,109 +128,103 @@ static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
   return ft_i8_pack_b_raw(p[FT_I8_K], p[FT_I8_N], p[FT_I8_B_RS], p[FT_I8_B_CS], (int)p[FT_I8_B_SIGNED], src, dst);
 }
 
-/* ---- the micro-kernel: MR rows of packed A x one panel (w columns) over all K --------------- */
-
-#ifdef FT_I8_VNNI
-#define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const uint8_t *a, int64_t as, const int8_t *b, int64_t G, int32_t *tile) { \
-    __m512i acc[FT_I8_MR][NV];                                                                   \
-    for (int r = 0; r < FT_I8_MR; r++)                                                           \
-      for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();                           \
-    for (int64_t g = 0; g < G; g++) {                                                            \
-      __m512i bv[NV];                                                                            \
-      for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + (g * NV + v) * 64)); \
-      for (int r = 0; r < FT_I8_MR; r++) {                                                       \
-        int32_t w4;                                                                              \
-        memcpy(&w4, a + g * as + r * 4, 4);                                                      \
-        __m512i av = _mm512_set1_epi32(w4);                                                      \
-        for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], av, bv[v]);      \
-      }                                                                                          \
-    }                                                                                            \
-    for (int r = 0; r < FT_I8_MR; r++)                                                           \
-      for (int v = 0; v < NV; v++) _mm512_storeu_si512((void *)(tile + r * FT_I8_NR + v * 16), acc[r][v]); \
-  }
-#else
-#define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const uint8_t *a, int64_t as, const int8_t *b, int64_t G, int32_t *tile) { \
-    int32_t acc[FT_I8_MR][NV * 16];                                                              \
-    memset(acc, 0, sizeof acc);                                                                  \
-    for (int64_t g = 0; g < G; g++)                                                              \
-      for (int r = 0; r < FT_I8_MR; r++) {                                                       \
-        const uint8_t *ar = a + g * as + r * 4;                                                  \
-        const int8_t *bg = b + g * NV * 64;                                                      \
-        for (int c = 0; c < NV * 16; c++)                                                        \
-          acc[r][c] += ar[0] * bg[c * 4] + ar[1] * bg[c * 4 + 1] + ar[2] * bg[c * 4 + 2] + ar[3] * bg[c * 4 + 3]; \
-      }                                                                                          \
-    for (int r = 0; r < FT_I8_MR; r++) memcpy(tile + r * FT_I8_NR, acc[r], sizeof acc[r]);     \
-  }
-#endif
-FT_I8_KERNEL_NV(1)
-FT_I8_KERNEL_NV(2)
-FT_I8_KERNEL_NV(3)
-FT_I8_KERNEL_NV(4)
-#undef FT_I8_KERNEL_NV
-
 /* ---- one call's state ---------------------------------------------------------------------- */
 
 typedef struct {
   const int64_t *p;
   int64_t M, N, K, K4, N16, mc, c0, rows; /* chunk: rows [c0, c0 + rows), mc its padded height */
-  int32_t ca;                              /* A's offset after the shift: za + sa */
+  int32_t ca;                              /* A's zero point as uint8 (za; int8 A: za + 128) */
   float qs;                                /* float A: its scale (quantized with ca as zero point) */
   const void *a;                           /* this batch's A (matrix or image) */
-  const int8_t *bp;                        /* packed B panels */
-  const int32_t *colsum, *zbp;             /* zbp: zb' per column, NULL when all 0 */
-  int32_t *comp;                           /* per column: -ca colsum + K ca zb' */
-  uint8_t *ap;                             /* packed A chunk */
-  int32_t *rowsum;                         /* per chunk row, when zbp */
-  const float *scale;                      /* per column (nscale N) or one */
-  int64_t nscale;
+  const uint8_t *bp;                       /* packed B panels */
+  const int32_t *colsum, *zbp;             /* zbp: zb'' per column, NULL when all 0 */
+  int32_t *comp;                           /* per column (N16, 0 past N): -za'' colsum'' + K za'' zb'' */
+  int8_t *ap;                              /* packed A chunk (A'') */
+  int32_t *rowsum;                         /* rowsum'' per chunk row, when zbp */
+  const float *scale;                      /* per column (N16 entries, the one scale repeated) */
+  int64_t nscale;                          /* scales given: 1 or N */
   const void *bias;
   int32_t zy;
+  ft_gemm_epi act;                         /* FT_I8_ACT: the activation (act, lo, hi) */
   void *y;                                 /* this batch's output */
 } ft_i8_ctx;
-
-/* packed A position of (row r of the chunk, k) */
-static inline int64_t ft_i8_apos(const ft_i8_ctx *c, int64_t r, int64_t k) { return ((k >> 2) * c->mc + r) * 4 + (k & 3); }
 
 static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
   float v = rintf(x / s) + (float)z;
   return (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
 }
 
-/* matrix A: chunk rows [lo, hi). Four consecutive k of a row are one word of the packed chunk:
- * 8-bit A is moved a word at a time (int8 flipped to uint8 by its top bits: x + 128 = x ^ 0x80). */
+/* n elements of A from x as uint8 A' into d: float32 quantized with (qs, ca), int8 + 128
+ * (x ^ 0x80), uint8 as is. The vector path computes the scalar one's float expressions lane by
+ * lane (a division, rint to even, + zero point, saturation), so both give the same bytes. */
+static void ft_i8_to_u8(int64_t kind, float qs, int32_t ca, const void *x, int64_t n, uint8_t *d) {
+  int64_t i = 0;
+#ifdef FT_I8_VNNI
+  if (kind == 2) {
+    const float *xf = (const float *)x;
+    __m512 vs = _mm512_set1_ps(qs), vz = _mm512_set1_ps((float)ca), lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.0f);
+    for (; i < n; i += 16) {
+      __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+      __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, xf + i), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), lo), hi);
+      _mm_mask_storeu_epi8(d + i, mk, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q)));
+    }
+    return;
+  }
+#endif
+  if (kind == 2)
+    for (; i < n; i++) d[i] = ft_i8_quant_u8(((const float *)x)[i], qs, ca);
+  else if (kind == 1)
+    for (; i < n; i++) d[i] = (uint8_t)(((const uint8_t *)x)[i] ^ 0x80);
+  else
+    memcpy(d, x, (size_t)n);
+}
+
+/* rowsum'' of sliver s's rows: the sum of its words' bytes (as int8) by row. VNNI: vpdpbusd of
+ * all-ones bytes with 48 words at a time (48 = 3 vectors, a multiple of the 6 rows: lane j of
+ * the three accumulators always holds row j % 6), the last words in plain C. */
+static void ft_i8_sliver_rowsums(const ft_i8_ctx *c, int64_t s) {
+  int64_t words = (c->K4 >> 2) * FT_I8_MR, w = 0;
+  const int8_t *d = c->ap + s * words * 4;
+  int32_t sum[FT_I8_MR] = {0};
+#ifdef FT_I8_VNNI
+  __m512i ones = _mm512_set1_epi8(1), acc[3] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (; w + 48 <= words; w += 48)
+    for (int j = 0; j < 3; j++) acc[j] = _mm512_dpbusd_epi32(acc[j], ones, _mm512_loadu_si512((const void *)(d + 4 * w + 64 * j)));
+  int32_t lanes[48];
+  for (int j = 0; j < 3; j++) _mm512_storeu_si512((void *)(lanes + 16 * j), acc[j]);
+  for (int j = 0; j < 48; j++) sum[j % FT_I8_MR] += lanes[j];
+#endif
+  for (; w < words; w++) sum[w % FT_I8_MR] += d[4 * w] + d[4 * w + 1] + d[4 * w + 2] + d[4 * w + 3];
+  for (int r = 0; r < FT_I8_MR; r++) c->rowsum[s * FT_I8_MR + r] = sum[r];
+}
+
+/* matrix A: slivers [lo, hi) of the chunk, 64 k at a time: each row's k converted to uint8 in
+ * tmp, then interleaved into the sliver as A'' (one 4-byte word per row and group, ^ 0x80 per
+ * byte); k past K is 0 (0x80 in tmp). Then the sliver's row sums when they are needed. */
 static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
-  int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS], G = c->K4 >> 2, Gf = c->K >> 2;
-  uint32_t flip = kind == 1 ? 0x80808080u : 0;
-  uint32_t *d32 = (uint32_t *)(void *)c->ap;
-  for (int64_t r = lo; r < hi; r++) {
-    int64_t m = c->c0 + r;
-    if (m >= c->M) {
-      for (int64_t g = 0; g < G; g++) d32[g * c->mc + r] = 0;
-      continue;
-    }
-    if (kind == 2) {
-      const float *x = (const float *)c->a + m * rs;
-      for (int64_t g = 0; g < G; g++) {
-        uint8_t b[4];
-        for (int j = 0; j < 4; j++) b[j] = 4 * g + j < c->K ? ft_i8_quant_u8(x[4 * g + j], c->qs, c->ca) : 0;
-        memcpy(&d32[g * c->mc + r], b, 4);
+  int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS], G = c->K4 >> 2, esz = kind == 2 ? 4 : 1;
+  uint8_t tmp[FT_I8_MR][64];
+  for (int64_t s = lo; s < hi; s++) {
+    int8_t *d = c->ap + s * G * FT_I8_MR * 4;
+    for (int64_t k0 = 0; k0 < c->K4; k0 += 64) {
+      int64_t kb = c->K4 - k0 < 64 ? c->K4 - k0 : 64, kv = c->K - k0 < kb ? c->K - k0 : kb;
+      for (int r = 0; r < FT_I8_MR; r++) {
+        int64_t m = c->c0 + s * FT_I8_MR + r;
+        memset(tmp[r], 0x80, 64);
+        if (m < c->M) ft_i8_to_u8(kind, c->qs, c->ca, (const char *)c->a + (m * rs + k0) * esz, kv, tmp[r]);
       }
-      continue;
+      int8_t *dg = d + k0 * FT_I8_MR;
+      for (int64_t g = 0; g < kb >> 2; g++)
+        for (int r = 0; r < FT_I8_MR; r++) {
+          uint32_t word;
+          memcpy(&word, tmp[r] + 4 * g, 4);
+          word ^= 0x80808080u;
+          memcpy(dg + (g * FT_I8_MR + r) * 4, &word, 4);
+        }
     }
-    const uint8_t *x = (const uint8_t *)c->a + m * rs;
-    for (int64_t g = 0; g < Gf; g++) {
-      uint32_t w;
-      memcpy(&w, x + 4 * g, 4);
-      d32[g * c->mc + r] = w ^ flip;
-    }
-    if (Gf < G) { /* the last k, past K zero */
-      uint8_t b[4] = {0, 0, 0, 0};
-      for (int64_t k = 4 * Gf; k < c->K; k++) b[k - 4 * Gf] = (uint8_t)(x[k] ^ (flip & 0xff));
-      memcpy(&d32[Gf * c->mc + r], b, 4);
-    }
+    if (c->zbp) ft_i8_sliver_rowsums(c, s);
   }
 }
 
@@ -264,18 +269,18 @@ static inline int ft_i8_conv_direct(const int64_t *p) {
   return 1;
 }
 
-/* conv A: groups [lo, hi) of 4 k rows, each interleaved into the chunk's words */
+/* conv A: groups [lo, hi) of 4 k rows of A' (uint8), interleaved into the chunk's words as A'' */
 static void ft_i8_pack_a_conv(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   uint8_t buf[4][FT_I8_MAX_ROWS];
   int direct = ft_i8_conv_direct(c->p);
-  int64_t isz = c->p[FT_I8_WIN] * c->p[FT_I8_WIN + 1] * c->p[FT_I8_WIN + 2];
+  int64_t isz = c->p[FT_I8_WIN] * c->p[FT_I8_WIN + 1] * c->p[FT_I8_WIN + 2], G = c->K4 >> 2;
   for (int64_t g = lo; g < hi; g++) {
     const uint8_t *rows[4];
     for (int j = 0; j < 4; j++) {
       int64_t k = 4 * g + j;
       if (k >= c->K) {
-        memset(buf[j], 0, (size_t)c->rows);
+        memset(buf[j], 0x80, (size_t)c->rows); /* A'' 0 */
         rows[j] = buf[j];
       } else if (direct) {
         rows[j] = (const uint8_t *)c->a + k * isz + c->c0;
@@ -284,41 +289,36 @@ static void ft_i8_pack_a_conv(const void *ctx, int64_t lo, int64_t hi) {
         rows[j] = buf[j];
       }
     }
-    uint8_t *d = c->ap + g * c->mc * 4;
     const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
-    for (int64_t r = 0; r < c->rows; r++) {
-      d[4 * r] = r0[r];
-      d[4 * r + 1] = r1[r];
-      d[4 * r + 2] = r2[r];
-      d[4 * r + 3] = r3[r];
+    for (int64_t s = 0; s * FT_I8_MR < c->mc; s++) {
+      uint8_t *d = (uint8_t *)c->ap + ((s * G + g) * FT_I8_MR) * 4;
+      int64_t rb = s * FT_I8_MR, n = c->rows - rb < FT_I8_MR ? c->rows - rb : FT_I8_MR;
+      for (int64_t r = 0; r < n; r++) { /* A'' = A' ^ 0x80 */
+        d[4 * r] = r0[rb + r] ^ 0x80;
+        d[4 * r + 1] = r1[rb + r] ^ 0x80;
+        d[4 * r + 2] = r2[rb + r] ^ 0x80;
+        d[4 * r + 3] = r3[rb + r] ^ 0x80;
+      }
+      if (n < FT_I8_MR) memset(d + 4 * n, 0, (size_t)(4 * (FT_I8_MR - n))); /* rows past the chunk's */
     }
-    memset(d + 4 * c->rows, 0, (size_t)(4 * (c->mc - c->rows)));
   }
 }
 
 /* the image as uint8 A' (ca its zero point): from float32 (quantized), int8 (+128) or as is */
 static void ft_i8_image_u8(const ft_i8_ctx *c, const void *x, int64_t n, uint8_t *dst) {
-  int64_t kind = c->p[FT_I8_A_KIND];
-  if (kind == 2)
-    for (int64_t i = 0; i < n; i++) dst[i] = ft_i8_quant_u8(((const float *)x)[i], c->qs, c->ca);
-  else if (kind == 1)
-    for (int64_t i = 0; i < n; i++) dst[i] = (uint8_t)(((const int8_t *)x)[i] + 128);
-  else
-    memcpy(dst, x, (size_t)n);
+  ft_i8_to_u8(c->p[FT_I8_A_KIND], c->qs, c->ca, x, n, dst);
 }
 
-static void ft_i8_rowsums(ft_i8_ctx *c) {
-  for (int64_t r = 0; r < c->rows; r++) {
-    int32_t s = 0;
-    for (int64_t k = 0; k < c->K; k++) s += c->ap[ft_i8_apos(c, r, k)];
-    c->rowsum[r] = s;
-  }
+/* a conv's row sums: slivers [lo, hi) */
+static void ft_i8_rowsums_run(const void *ctx, int64_t lo, int64_t hi) {
+  for (int64_t s = lo; s < hi; s++) ft_i8_sliver_rowsums((const ft_i8_ctx *)ctx, s);
 }
 
 /* ---- epilogue ------------------------------------------------------------------------------
- * The tile's sums are corrected first (comp per column, zb' x rowsum per row and column), then
- * stored by one loop per output kind, over n within m where Y's columns are contiguous (a
- * matmul) and over m within n where its rows are (a conv's NCHW). */
+ * The sums are corrected first (comp per column, zb' x rowsum per row and column), then turned
+ * into the output kind. Plain C: one loop per output kind over a tile of sums, over n within m
+ * where Y's columns are contiguous (a matmul) and over m within n where its rows are (a conv's
+ * NCHW). The VNNI path does the same per 16 columns in vector registers (ft_i8_epi_v). */
 
 /* one corrected sum to its output element */
 #define FT_I8_EPI_LOOP(BODY)                                                                     \
@@ -339,7 +339,6 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
     for (int64_t q = 0; q < nc; q++)
       tile[r * FT_I8_NR + q] += c->comp[j0 + q] - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
   const float *sc = c->scale;
-  int per_n = c->nscale > 1;
   switch (p[FT_I8_OUT]) {
   case FT_I8_OUT_S32: {
     int32_t *y = (int32_t *)c->y;
@@ -347,15 +346,19 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
     break;
   }
   case FT_I8_OUT_F32: {
-    float *y = (float *)c->y;
+    float *y = (float *)c->y, ft[FT_I8_MR * FT_I8_NR];
     const float *fb = p[FT_I8_BIAS] == 1 ? (const float *)c->bias : NULL;
     int relu = (int)p[FT_I8_RELU];
-    FT_I8_EPI_LOOP({
-      float v = (float)acc * sc[per_n ? n : 0];
-      if (fb) v += fb[n];
-      if (relu && v < 0) v = 0;
-      y[at] = v;
-    });
+    for (int64_t r = 0; r < nr; r++) {
+      for (int64_t q = 0; q < nc; q++) {
+        int64_t n = j0 + q;
+        int32_t acc = tile[r * FT_I8_NR + q];
+        float v = fb ? fmaf((float)acc, sc[n], fb[n]) : (float)acc * sc[n];
+        ft[r * FT_I8_NR + q] = relu && v < 0 ? 0 : v;
+      }
+      if (c->act.act) ft_gemm_act(ft + r * FT_I8_NR, nc, &c->act);
+    }
+    FT_I8_EPI_LOOP((void)acc; y[at] = ft[r * FT_I8_NR + q]);
     break;
   }
   default: {
@@ -364,13 +367,13 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
     if (p[FT_I8_OUT] == FT_I8_OUT_U8) {
       uint8_t *y = (uint8_t *)c->y;
       FT_I8_EPI_LOOP({
-        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[per_n ? n : 0]) + zy;
+        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[n]) + zy;
         y[at] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
       });
     } else {
       int8_t *y = (int8_t *)c->y;
       FT_I8_EPI_LOOP({
-        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[per_n ? n : 0]) + zy;
+        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[n]) + zy;
         y[at] = (int8_t)(v < -128.0f ? -128.0f : v > 127.0f ? 127.0f : v);
       });
     }
@@ -379,26 +382,147 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
 }
 #undef FT_I8_EPI_LOOP
 
-/* items [lo, hi): (panel, sliver) of the chunk; the tile of sums through the epilogue */
+/* ---- the micro-kernel: FT_I8_MR rows of packed A x one panel (w columns) over all K ---------- */
+
+#ifdef FT_I8_VNNI
+/* 16 sums of row r (of the chunk) and columns [n, n + 16), corrected, as the output kind's
+ * value: float32 bits, int32, or the saturated 8-bit value in an int32 lane. The scalar
+ * epilogue's expressions, lane by lane (one fma with a bias; max(0, v) keeps -0 as v < 0 does). */
+static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx *c, __m512i x, int64_t r, int64_t n, __mmask16 mk) {
+  const int64_t *p = c->p;
+  x = _mm512_add_epi32(x, _mm512_loadu_si512((const void *)(c->comp + n)));
+  if (c->zbp) x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(c->zbp + n)), _mm512_set1_epi32(c->rowsum[r])));
+  __m512 sc = _mm512_loadu_ps(c->scale + n);
+  switch (p[FT_I8_OUT]) {
+  case FT_I8_OUT_S32: return x;
+  case FT_I8_OUT_F32: {
+    __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n))
+                                  : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
+    if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    return _mm512_castps_si512(v);
+  }
+  default: {
+    if (p[FT_I8_BIAS] == 2) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
+    __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
+    int u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
+    return _mm512_cvttps_epi32(v);
+  }
+  }
+}
+
+/* the finished values into Y where its columns are contiguous (else into the tile, for
+ * ft_i8_store_t): 4-byte or 1-byte elements */
+static inline __attribute__((always_inline)) void ft_i8_store_v(const ft_i8_ctx *c, __m512i v, int64_t m, int64_t n, __mmask16 mk) {
+  const int64_t *p = c->p;
+  int64_t at = m * p[FT_I8_Y_RS] + n;
+  if (p[FT_I8_OUT] <= FT_I8_OUT_F32) _mm512_mask_storeu_epi32((int32_t *)c->y + at, mk, v);
+  else _mm_mask_storeu_epi8((uint8_t *)c->y + at, mk, _mm512_cvtepi32_epi8(v));
+}
+
+/* finished values (4-byte lanes: float32 bits or int32) from the tile into Y with columns
+ * strided (a conv's NCHW); the activation first */
+static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t nr, int64_t j0, int64_t nc) {
+  const int64_t *p = c->p;
+  int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
+  if (c->act.act)
+    for (int64_t r = 0; r < nr; r++) ft_gemm_act(tile + r * FT_I8_NR, nc, &c->act);
+  for (int64_t q = 0; q < nc; q++) {
+    int64_t at = m0 * rs + (j0 + q) * cs;
+    for (int64_t r = 0; r < nr; r++) {
+      int32_t v;
+      memcpy(&v, tile + r * FT_I8_NR + q, 4);
+      if (p[FT_I8_OUT] <= FT_I8_OUT_F32) memcpy((char *)c->y + 4 * (at + r * rs), &v, 4);
+      else ((uint8_t *)c->y)[at + r * rs] = (uint8_t)v;
+    }
+  }
+}
+
+/* acc += B'' (16 x 4 bytes) x A'' (the 4 bytes at p, in every lane), p read by vpdpbusd's
+ * embedded broadcast: the loop is 4 loads of B and 24 vpdpbusd per group of 4 k, nothing else
+ * on the vector pipes. clang folds the broadcast into the instruction itself; GCC (12) emits a
+ * separate vpbroadcastd, so it gets the instruction written out (both assembler dialects). */
+#if defined(__clang__)
+#define FT_I8_DPBUSD(acc, bv, p) ((acc) = _mm512_dpbusd_epi32((acc), (bv), _mm512_set1_epi32(*(const int32_t *)(const void *)(p))))
+#else
+#define FT_I8_DPBUSD(acc, bv, p)                                                                 \
+  __asm__("{vpdpbusd %2%{1to16%}, %1, %0|vpdpbusd %0, %1, %2%{1to16%}}"                         \
+          : "+v"(acc) : "v"(bv), "m"(*(const int32_t *)(const void *)(p)))
+#endif
+
+/* rows [m0, m0 + nr) x columns [j0, j0 + nc) of one panel of NV vectors: vpdpbusd over all K
+ * in 6 x NV accumulators, then the epilogue from the registers. a: the sliver (G groups of
+ * FT_I8_MR words), b: the panel (G groups of NV x 16 words). */
+#define FT_I8_KERNEL_NV(NV)                                                                      \
+  static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0, \
+                                int64_t nr, int64_t j0, int64_t nc) {                            \
+    __m512i acc[FT_I8_MR][NV];                                                                   \
+    _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++)                                   \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();   \
+    for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, b += 64 * NV) {                           \
+      __m512i bv[NV];                                                                            \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + v * 64)); \
+      _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++)                                 \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) FT_I8_DPBUSD(acc[r][v], bv[v], a + 4 * r); \
+    }                                                                                            \
+    int direct = c->p[FT_I8_Y_CS] == 1;                                                          \
+    float tile[FT_I8_MR * FT_I8_NR];                                                             \
+    _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++) {                                 \
+      if (r >= nr) break;                                                                        \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
+        int64_t left = nc - 16 * v;                                                              \
+        if (left <= 0) break;                                                                    \
+        __mmask16 mk = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);           \
+        __m512i y = ft_i8_epi_v(c, acc[r][v], r0 + r, j0 + 16 * v, mk);                         \
+        if (direct) ft_i8_store_v(c, y, c->c0 + r0 + r, j0 + 16 * v, mk);                        \
+        else _mm512_storeu_si512((void *)(tile + r * FT_I8_NR + 16 * v), y);                     \
+      }                                                                                          \
+      if (direct && c->act.act) /* the row just stored, still in L1 */                          \
+        ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);      \
+    }                                                                                            \
+    if (!direct) ft_i8_store_t(c, tile, c->c0 + r0, nr, j0, nc);                                 \
+  }
+#else
+#define FT_I8_KERNEL_NV(NV)                                                                      \
+  static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0, \
+                                int64_t nr, int64_t j0, int64_t nc) {                            \
+    int32_t acc[FT_I8_MR][NV * 16];                                                              \
+    memset(acc, 0, sizeof acc);                                                                  \
+    for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, b += 64 * NV)                             \
+      for (int r = 0; r < FT_I8_MR; r++) {                                                       \
+        const int8_t *ar = a + r * 4;                                                            \
+        for (int q = 0; q < NV * 16; q++)                                                        \
+          acc[r][q] += ar[0] * b[q * 4] + ar[1] * b[q * 4 + 1] + ar[2] * b[q * 4 + 2] + ar[3] * b[q * 4 + 3]; \
+      }                                                                                          \
+    int32_t tile[FT_I8_MR * FT_I8_NR];                                                           \
+    for (int r = 0; r < FT_I8_MR; r++) memcpy(tile + r * FT_I8_NR, acc[r], sizeof acc[r]);     \
+    ft_i8_epilogue(c, tile, c->c0 + r0, r0, nr, j0, nc);                                         \
+  }
+#endif
+FT_I8_KERNEL_NV(1)
+FT_I8_KERNEL_NV(2)
+FT_I8_KERNEL_NV(3)
+FT_I8_KERNEL_NV(4)
+#undef FT_I8_KERNEL_NV
+
+/* items [lo, hi): (panel, sliver) of the chunk, each one micro-kernel call */
 static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t slivers = c->mc / FT_I8_MR, G = c->K4 >> 2;
-  int32_t tile[FT_I8_MR * FT_I8_NR];
   for (int64_t it = lo; it < hi; it++) {
     int64_t j0 = it / slivers * FT_I8_NR, s = it % slivers;
     int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
-    const int8_t *b = c->bp + j0 * c->K4;
-    const uint8_t *a = c->ap + s * FT_I8_MR * 4;
-    int64_t as = c->mc * 4;
-    switch (w / 16) {
-    case 1: ft_i8_kernel_1(a, as, b, G, tile); break;
-    case 2: ft_i8_kernel_2(a, as, b, G, tile); break;
-    case 3: ft_i8_kernel_3(a, as, b, G, tile); break;
-    default: ft_i8_kernel_4(a, as, b, G, tile); break;
-    }
+    const uint8_t *b = c->bp + j0 * c->K4;
+    const int8_t *a = c->ap + s * G * FT_I8_MR * 4;
     int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
     int64_t nc = c->N - j0 < w ? c->N - j0 : w;
-    ft_i8_epilogue(c, tile, c->c0 + r0, r0, nr, j0, nc);
+    switch (w / 16) {
+    case 1: ft_i8_kernel_1(c, a, b, G, r0, nr, j0, nc); break;
+    case 2: ft_i8_kernel_2(c, a, b, G, r0, nr, j0, nc); break;
+    case 3: ft_i8_kernel_3(c, a, b, G, r0, nr, j0, nc); break;
+    default: ft_i8_kernel_4(c, a, b, G, r0, nr, j0, nc); break;
+    }
   }
 }
 
@@ -412,7 +536,7 @@ static inline int64_t ft_i8_chunk(const int64_t *p) {
   int64_t K4 = ft_i8_k4(p[FT_I8_K]), c = FT_I8_A_BYTES / K4 / FT_I8_MR * FT_I8_MR;
   int64_t m = (p[FT_I8_M] + FT_I8_MR - 1) / FT_I8_MR * FT_I8_MR;
   if (c < FT_I8_MR) c = FT_I8_MR;
-  if (c > FT_I8_MAX_ROWS) c = FT_I8_MAX_ROWS;
+  if (c > FT_I8_MAX_ROWS) c = FT_I8_MAX_ROWS / FT_I8_MR * FT_I8_MR;
   return c < m ? c : m;
 }
 /* scratch: [comp, zbp, rowsum, scale] int32/float, packed A chunk, the uint8 image, B unpacked */
@@ -439,7 +563,7 @@ static inline int32_t ft_i8_zp(const void *const *in, int64_t i, int is_signed, 
 }
 
 /* the per-call constants: comp, zb', scales; the packed B */
-static void ft_i8_setup(ft_i8_ctx *c, const void *const *in, char **sc) {
+static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, char **sc) {
   const int64_t *p = c->p;
   int64_t kind = p[FT_I8_A_KIND], bs = p[FT_I8_B_SIGNED], N = c->N;
   int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
@@ -447,11 +571,12 @@ static void ft_i8_setup(ft_i8_ctx *c, const void *const *in, char **sc) {
   /* a float A is quantized straight to A' (uint8) with ca as its zero point: an int8 zero point
      + 128 gives the int8 quantization shifted by 128, saturation included */
   c->ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);
+  int32_t za2 = c->ca - 128; /* za'': A'' = A' - 128 */
   c->comp = (int32_t *)ft_i8_carve(sc, 4 * (size_t)c->N16);
   int32_t *zbp = (int32_t *)ft_i8_carve(sc, 4 * (size_t)c->N16);
   float *scale = (float *)ft_i8_carve(sc, 4 * (size_t)c->N16);
   c->rowsum = (int32_t *)ft_i8_carve(sc, 4 * (size_t)c->mc);
-  c->ap = (uint8_t *)ft_i8_carve(sc, (size_t)(c->mc * c->K4));
+  c->ap = (int8_t *)ft_i8_carve(sc, (size_t)(c->mc * c->K4));
   const void *b = in[p[FT_I8_IN_B]];
   if (!p[FT_I8_PACKED]) {
     void *dst = ft_i8_carve(sc, ft_i8_pack_b_raw(c->K, N, 0, 0, 1, NULL, NULL));
@@ -459,30 +584,35 @@ static void ft_i8_setup(ft_i8_ctx *c, const void *const *in, char **sc) {
     b = dst;
   }
   c->colsum = (const int32_t *)b;
-  c->bp = (const int8_t *)b + 4 * c->N16;
+  c->bp = (const uint8_t *)b + 4 * c->N16;
   int any = 0;
+  memset(c->comp, 0, 4 * (size_t)c->N16); /* the columns past N of the last panel: 0 */
+  memset(zbp, 0, 4 * (size_t)c->N16);
+  memset(scale, 0, 4 * (size_t)c->N16);
   for (int64_t n = 0; n < N; n++) {
-    zbp[n] = ft_i8_zp(in, p[FT_I8_IN_BZ], (int)bs, p[FT_I8_NZB], n) - (bs ? 0 : 128);
+    zbp[n] = ft_i8_zp(in, p[FT_I8_IN_BZ], (int)bs, p[FT_I8_NZB], n) + (bs ? 128 : 0);
     any |= zbp[n] != 0;
-    c->comp[n] = -c->ca * c->colsum[n] + (int32_t)c->K * c->ca * zbp[n];
+    c->comp[n] = -za2 * c->colsum[n] + (int32_t)c->K * za2 * zbp[n];
   }
   c->zbp = any ? zbp : NULL;
-  c->scale = NULL;
   c->nscale = 1;
   if (p[FT_I8_OUT] != FT_I8_OUT_S32) {
     float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
     const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
     c->nscale = p[FT_I8_NSB] > 1 ? N : 1;
     for (int64_t n = 0; n < c->nscale; n++) scale[n] = p[FT_I8_IN_YS] >= 0 ? as * bsc[n] / ys : as * bsc[n];
-    c->scale = scale;
+    for (int64_t n = c->nscale; n < N; n++) scale[n] = scale[0]; /* one scale: the same in every column */
   }
+  c->scale = scale;
   c->bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
+  c->act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 ? (int)p[FT_I8_ACT] : 0;
+  c->act.lo = f ? (float)f[0] : 0.0f;
+  c->act.hi = f ? (float)f[1] : 0.0f;
   int yz_signed = p[FT_I8_OUT] == FT_I8_OUT_S8;
   c->zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], yz_signed, 1, 0) : 0;
 }
 
 static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch) {
-  (void)f;
   ft_i8_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p;
@@ -490,7 +620,7 @@ static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *i
   c.K4 = ft_i8_k4(c.K); c.N16 = ft_i8_n16(c.N);
   c.mc = ft_i8_chunk(p);
   char *sc = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-  ft_i8_setup(&c, in, &sc);
+  ft_i8_setup(&c, f, in, &sc);
   uint8_t *img = p[FT_I8_CONV] && p[FT_I8_A_KIND] ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
   int64_t esz = p[FT_I8_A_KIND] == 2 ? 4 : 1;
   int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
@@ -507,8 +637,8 @@ static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *i
       int64_t mcu = c.mc;
       c.mc = (c.rows + FT_I8_MR - 1) / FT_I8_MR * FT_I8_MR; /* the last chunk: only its slivers */
       if (p[FT_I8_CONV]) ft_parallel_for(c.K4 / 4, c.K4 * c.mc >= 16384, ft_i8_pack_a_conv, &c);
-      else ft_parallel_for(c.mc, c.K4 * c.mc >= 16384, ft_i8_pack_a_rows, &c);
-      if (c.zbp) ft_i8_rowsums(&c);
+      else ft_parallel_for(c.mc / FT_I8_MR, c.K4 * c.mc >= 16384, ft_i8_pack_a_rows, &c);
+      if (p[FT_I8_CONV] && c.zbp) ft_parallel_for(c.mc / FT_I8_MR, c.K4 * c.mc >= 16384, ft_i8_rowsums_run, &c);
       int64_t items = panels * (c.mc / FT_I8_MR);
       ft_parallel_for(items, c.mc * c.K4 * c.N >= 65536, ft_i8_gemm_run, &c);
       c.mc = mcu;

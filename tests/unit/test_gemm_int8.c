@@ -27,7 +27,10 @@ static int rnd8(void) {
 typedef struct icase {
   int64_t M, N, K;
   int a_kind, b_signed, out, nza, nzb, nsb, bias, relu, packed, az_signed;
+  int act; /* float32 out: FT_I8_ACT (gemm.h's FT_ACT_*), with Clip's bounds in clip[] */
 } icase;
+
+static const double clip[2] = {-0.5, 1.25};
 
 /* inputs in the roles' order: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, bias */
 typedef struct ibufs {
@@ -91,9 +94,12 @@ static void reference(const icase *q, const ibufs *b, void *y) {
       float s = q->out == FT_I8_OUT_S32 ? 1.0f : q->out == FT_I8_OUT_F32 ? b->as * b->bs[q->nsb > 1 ? n : 0] : b->as * b->bs[q->nsb > 1 ? n : 0] / b->ys;
       if (q->out == FT_I8_OUT_S32) ((int32_t *)y)[at] = a32;
       else if (q->out == FT_I8_OUT_F32) {
-        float v = (float)a32 * s;
-        if (q->bias == 1) v += ((const float *)b->bias)[n];
+        float v = q->bias == 1 ? fmaf((float)a32, s, ((const float *)b->bias)[n]) : (float)a32 * s;
         if (q->relu && v < 0) v = 0;
+        if (q->act) { /* the epilogue's activation, one element at a time */
+          ft_gemm_epi e = {.act = q->act, .lo = (float)clip[0], .hi = (float)clip[1]};
+          ft_gemm_act(&v, 1, &e);
+        }
         ((float *)y)[at] = v;
       } else {
         if (q->bias == 2) a32 += ((const int32_t *)b->bias)[n];
@@ -111,7 +117,7 @@ static void params(const icase *q, int64_t *p) {
   p[FT_I8_B_RS] = q->N; p[FT_I8_B_CS] = 1; p[FT_I8_A_RS] = q->K;
   p[FT_I8_Y_RS] = q->N; p[FT_I8_Y_CS] = 1; p[FT_I8_NBATCH] = 1;
   p[FT_I8_NZA] = q->nza; p[FT_I8_NZB] = q->nzb; p[FT_I8_NSB] = q->out == FT_I8_OUT_S32 ? 0 : q->nsb;
-  p[FT_I8_BIAS] = q->bias; p[FT_I8_RELU] = q->relu; p[FT_I8_AZ_SIGNED] = q->az_signed;
+  p[FT_I8_BIAS] = q->bias; p[FT_I8_RELU] = q->relu; p[FT_I8_AZ_SIGNED] = q->az_signed; p[FT_I8_ACT] = q->act;
   int64_t roles[9] = {0, 1, q->nza ? 2 : -1, 3, q->out == FT_I8_OUT_S32 ? -1 : 4, q->nzb ? 5 : -1,
                       q->out >= FT_I8_OUT_U8 ? 6 : -1, q->out >= FT_I8_OUT_U8 ? 7 : -1, q->bias ? 8 : -1};
   memcpy(p + FT_I8_IN_A, roles, sizeof roles);
@@ -137,15 +143,15 @@ static void run_one(const icase *q, kern_fn kern, pack_fn pack, const char *path
   }
   void *scratch = malloc(ft_i8_scratch(p));
   void *out[1] = {got};
-  kern(p, NULL, in, out, scratch);
-  cr_expect(memcmp(want, got, ny) == 0, "%s: M %lld N %lld K %lld a_kind %d b_signed %d out %d nza %d nzb %d nsb %d bias %d relu %d packed %d: output differs",
+  kern(p, clip, in, out, scratch);
+  cr_expect(memcmp(want, got, ny) == 0, "%s: M %lld N %lld K %lld a_kind %d b_signed %d out %d nza %d nzb %d nsb %d bias %d relu %d packed %d act %d: output differs",
             path, (long long)q->M, (long long)q->N, (long long)q->K, q->a_kind, q->b_signed, q->out, q->nza, q->nzb, q->nsb,
-            q->bias, q->relu, q->packed);
+            q->bias, q->relu, q->packed, q->act);
   free(want); free(got); free(packed); free(scratch);
   release(&b);
 }
 
-static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}};
+static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}, {37, 200, 130}, {128, 96, 97}};
 
 static void sweep(kern_fn kern, pack_fn pack, const char *path) {
   int i = 0;
@@ -154,11 +160,15 @@ static void sweep(kern_fn kern, pack_fn pack, const char *path) {
       for (int b_signed = 0; b_signed < 2; b_signed++)
         for (int out = 0; out < 4; out++, i++) {
           icase q = {shapes[s][0], shapes[s][1], shapes[s][2], a_kind, b_signed, out,
-                     i % 3 != 0, i % 3, i % 2 ? 2 : 1, 0, 0, i % 2, (i / 2) % 2 && a_kind == 2};
+                     i % 3 != 0, i % 3, i % 2 ? 2 : 1, 0, 0, i % 2, (i / 2) % 2 && a_kind == 2, 0};
           q.nzb = q.nzb == 2 ? 2 : q.nzb; /* 0 none, 1 scalar, 2 per column */
           if (q.nzb == 2) q.nzb = (int)q.N;
           if (q.nsb == 2) q.nsb = (int)q.N;
-          if (out == FT_I8_OUT_F32) { q.bias = i % 4 < 2 ? 1 : 0; q.relu = i % 5 < 2; }
+          if (out == FT_I8_OUT_F32) {
+            q.bias = i % 4 < 2 ? 1 : 0;
+            q.relu = i % 5 < 2;
+            q.act = (int[]){0, FT_ACT_GELU, 0, FT_ACT_CLIP, FT_ACT_TANH}[i % 5]; /* vector and scalar-op code */
+          }
           if (out >= FT_I8_OUT_U8) q.bias = i % 4 < 2 ? 2 : 0;
           run_one(&q, kern, pack, path);
         }
@@ -173,8 +183,8 @@ Test(gemm_int8, portable_matches_reference) {
 
 /* a 2-D conv of a float32 image: 2 images, 5 channels 9 x 7, 11 output channels of 3 x 2
  * taps, stride (2, 1), dilation (1, 2), padding (1, 0 | 2, 1); int8 weights per channel, a
- * uint8 zero point; float32 out with bias and Relu, NCHW */
-static float *conv_case(kern_fn kern, pack_fn pack, const char *path) {
+ * uint8 zero point; float32 out with bias and Relu (act 0) or the activation act, NCHW */
+static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
   const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PL = 0, PB = 2, PR = 1;
   const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
   float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
@@ -200,7 +210,9 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path) {
                 acc += (xq - az) * w[((m * C + c) * KH + a) * KW + bb];
               }
           float y = (float)acc * (as * bs[m]) + bias[m];
-          want[((n * MO + m) * OH + oh) * OW + ow] = y < 0 ? 0 : y;
+          ft_gemm_epi e = {.act = act};
+          if (act) ft_gemm_act(&y, 1, &e);
+          want[((n * MO + m) * OH + oh) * OW + ow] = act || y > 0 ? y : 0;
         }
   int64_t p[FT_I8_NP];
   memset(p, 0, sizeof p);
@@ -208,7 +220,7 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path) {
   p[FT_I8_A_KIND] = 2; p[FT_I8_B_SIGNED] = 1; p[FT_I8_OUT] = FT_I8_OUT_F32;
   p[FT_I8_B_RS] = 1; p[FT_I8_B_CS] = K; p[FT_I8_Y_RS] = 1; p[FT_I8_Y_CS] = OH * OW;
   p[FT_I8_NBATCH] = NB; p[FT_I8_A_BS] = C * H * W; p[FT_I8_Y_BS] = MO * OH * OW;
-  p[FT_I8_NZA] = 1; p[FT_I8_NSB] = MO; p[FT_I8_BIAS] = 1; p[FT_I8_RELU] = 1;
+  p[FT_I8_NZA] = 1; p[FT_I8_NSB] = MO; p[FT_I8_BIAS] = 1; p[FT_I8_RELU] = !act; p[FT_I8_ACT] = act;
   int64_t roles[9] = {0, 1, 2, 3, 4, -1, -1, -1, 5};
   memcpy(p + FT_I8_IN_A, roles, sizeof roles);
   p[FT_I8_CONV] = 1; p[FT_I8_C] = C;
@@ -230,13 +242,15 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path) {
 }
 
 Test(gemm_int8, conv_native_and_portable) {
-  unsigned seed = rng;
-  float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH);
-  rng = seed; /* the same data for the portable build: the two outputs must be equal */
-  float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable");
-  cr_expect(memcmp(a, b, sizeof(float) * 2 * 11 * 5 * 6) == 0, "the native and portable convs differ");
-  free(a);
-  free(b);
+  for (int act = 0; act <= FT_ACT_GELU; act += FT_ACT_GELU) {
+    unsigned seed = rng;
+    float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act);
+    rng = seed; /* the same data for the portable build: the two outputs must be equal */
+    float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act);
+    cr_expect(memcmp(a, b, sizeof(float) * 2 * 11 * 5 * 6) == 0, "act %d: the native and portable convs differ", act);
+    free(a);
+    free(b);
+  }
 }
 
 #ifdef __AVX512VNNI__
