@@ -3,7 +3,8 @@
  * slows both alike. The measurement behind compiler/ops/conv.c's transposed_mode rule.
  * Not a test: prints numbers, asserts nothing.
  *   conv_ab C H C_out k s [act [res [threads]]]
- * N = 1, an H x H input, a k x k window with stride s and pads k/2, bias; act 1 = Relu; res 1 = a
+ * N = 1, an H x H input, a k x k window with stride s and pads k/2, bias; act an epilogue
+ * activation code (FT_ACT_*, scalar_ops.h ids: 0 none, 4 Relu; default Relu); res 1 = a
  * residual added. The plain mode is the one ftaxc's rule had before the transposed modes
  * (pointwise, shifted or im2col); the transposed one is pointwise^T or im2col^T. */
 #include <stdio.h>
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
   }
   int64_t shape[5];
   for (int i = 0; i < 5; i++) shape[i] = atoll(argv[i + 1]);
-  int act = argc > 6 ? atoi(argv[6]) : 1, res = argc > 7 ? atoi(argv[7]) : 0;
+  int act = argc > 6 ? atoi(argv[6]) : FT_ACT_RELU, res = argc > 7 ? atoi(argv[7]) : 0;
   ft_set_threads(argc > 8 ? atoi(argv[8]) : 1);
   int64_t C = shape[0], H = shape[1], CO = shape[2], k = shape[3], s = shape[4], OH = (H + 2 * (k / 2) - k) / s + 1;
   if (C < 1 || H < 1 || CO < 1 || k < 1 || s < 1 || OH < 1) {
