@@ -146,7 +146,8 @@ static inline float ft_geluf(float x) {
   a = a < 15.0f ? a : 15.0f; /* NaN -> 15 (x carries the NaN) */
   float ha = -0.5f * a, u = ha * a;
 #ifdef __FP_FAST_FMAF
-  float ul = fmaf(ha, a, -u); /* what rounding -x^2/2 lost */
+  float ul = __builtin_fmaf(ha, a, -u); /* what rounding -x^2/2 lost (the builtin: freestanding
+                                       * builds do not treat fmaf as one) */
 #else
   float ul = 0.0f;
 #endif
