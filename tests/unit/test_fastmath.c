@@ -57,7 +57,9 @@ Test(fastmath, gelu) { CHECK(ft_geluf, ft_gelu, -INFINITY, INFINITY); }
 
 #ifdef __AVX512F__
 /* ft_v16_gelu is ft_geluf coded with vector intrinsics (rcp14 + Newton for the division, the
- * exponent's rounding error folded in differently): the two agree to a few ulps everywhere. */
+ * exponent's rounding error folded in differently). Each is within 7e-7 of GELU, so they agree
+ * within twice that; how close depends on which products the compiler contracts into FMAs
+ * (4.3e-7 at -O3, 6.6e-7 at the sanitizer build's -O1). */
 Test(fastmath, gelu_vector_matches_scalar) {
   double worst = 0;
   float at = 0;
@@ -76,7 +78,7 @@ Test(fastmath, gelu_vector_matches_scalar) {
     }
   }
   cr_log_info("ft_v16_gelu vs ft_geluf: worst relative difference %g at x = %.9g", worst, at);
-  cr_expect(worst < 5e-7, "ft_v16_gelu and ft_geluf differ by %g at x = %.9g", worst, at);
+  cr_expect(worst < 1.4e-6, "ft_v16_gelu and ft_geluf differ by %g at x = %.9g", worst, at);
 }
 #endif
 
