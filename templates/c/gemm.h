@@ -770,6 +770,33 @@ static inline __attribute__((always_inline)) void ft_gemm_dir_store_clamp(const 
   }
 }
 
+/* A tile's store from its accumulators (mr rows of two vectors): the epilogue, then the kept
+ * lanes of each vector to their outputs (cm). The direct micro-kernels (fp32 here, bf16 in
+ * gemm_bf16.h) end with it. */
+static inline __attribute__((always_inline)) void ft_gemm_dir_store(const int mr, const __m512 *c0, const __m512 *c1,
+                                                                    const ft_gemm_op *g, int64_t m0,
+                                                                    const ft_gemm_colmap *cm) {
+  const ft_gemm_epi *e = &g->e;
+  __m512 alpha = _mm512_set1_ps(e->alpha);
+  if (ft_gemm_clamp_of(e, NULL, NULL)) {
+    ft_gemm_dir_store_clamp(mr, c0, c1, g, m0, cm);
+    return;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) {
+    int64_t row = (m0 + i) * g->ldc;
+    __m512 bv = _mm512_set1_ps(e->bias ? e->beta * e->bias[(m0 + i) * e->bias_rs] : 0.0f);
+    __m512 y[2] = {_mm512_fmadd_ps(alpha, c0[i], bv), _mm512_fmadd_ps(alpha, c1[i], bv)};
+    for (int v = 0; v < 2; v++) {
+      if (!cm->cnt[v]) continue;
+      if (cm->keep[v] != (__mmask16)((1u << cm->cnt[v]) - 1)) y[v] = _mm512_maskz_compress_ps(cm->keep[v], y[v]);
+      ft_v16f yv = (ft_v16f)y[v];
+      int64_t at = row + cm->dst[v];
+      ft_gemm_epi16(g->c + at, &yv, e->res ? e->res + at : NULL, cm->cnt[v], e);
+    }
+  }
+}
+
 static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int mr, int64_t K, const float *restrict a,
                                                                       const float *b, int64_t rs,
                                                                       const int64_t *rowoff, const ft_gemm_op *g,
@@ -790,25 +817,7 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel_dir(const int 
     }
     a += FT_GEMM_MR;
   }
-  const ft_gemm_epi *e = &g->e;
-  __m512 alpha = _mm512_set1_ps(e->alpha);
-  if (ft_gemm_clamp_of(e, NULL, NULL)) {
-    ft_gemm_dir_store_clamp(mr, c0, c1, g, m0, cm);
-    return;
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < mr; i++) {
-    int64_t row = (m0 + i) * g->ldc;
-    __m512 bv = _mm512_set1_ps(e->bias ? e->beta * e->bias[(m0 + i) * e->bias_rs] : 0.0f);
-    __m512 y[2] = {_mm512_fmadd_ps(alpha, c0[i], bv), _mm512_fmadd_ps(alpha, c1[i], bv)};
-    for (int v = 0; v < 2; v++) {
-      if (!cm->cnt[v]) continue;
-      if (cm->keep[v] != (__mmask16)((1u << cm->cnt[v]) - 1)) y[v] = _mm512_maskz_compress_ps(cm->keep[v], y[v]);
-      ft_v16f yv = (ft_v16f)y[v];
-      int64_t at = row + cm->dst[v];
-      ft_gemm_epi16(g->c + at, &yv, e->res ? e->res + at : NULL, cm->cnt[v], e);
-    }
-  }
+  ft_gemm_dir_store(mr, c0, c1, g, m0, cm);
 }
 
 #define FT_GEMM_UKD(MR_)                                                                                 \

@@ -234,6 +234,54 @@ static const ft_bf16_uk_fn ft_bf16_uk_table[FT_GEMM_MR + 1] = {
 #endif
 };
 
+#ifdef FT_BF16_AVX512
+/* The same tile over a whole K (one block), stored from the accumulators through the fp32
+ * direct tile's store (gemm.h's ft_gemm_dir_store): the epilogue on the registers and the kept
+ * lanes of each vector compressed to their outputs, where the store through t split every row
+ * at a conv's padded width (ResNet-50's 3x3 convs spent as long in that store as in the tile). */
+static inline __attribute__((always_inline)) void ft_bf16_ukernel_dir(const int mr, int64_t kc2,
+                                                                       const uint32_t *restrict a,
+                                                                       const uint32_t *restrict b, const ft_gemm_op *g,
+                                                                       int64_t m0, const ft_gemm_colmap *cm) {
+  __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
+  for (int64_t q = 0; q < kc2; q++) {
+    __m512bh b0 = (__m512bh)_mm512_loadu_si512(b), b1 = (__m512bh)_mm512_loadu_si512(b + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < mr; i++) {
+      __m512bh av = (__m512bh)_mm512_set1_epi32((int)a[i]);
+      c0[i] = _mm512_dpbf16_ps(c0[i], av, b0);
+      c1[i] = _mm512_dpbf16_ps(c1[i], av, b1);
+    }
+    a += FT_GEMM_MR;
+    b += FT_GEMM_NR;
+  }
+  ft_gemm_dir_store(mr, c0, c1, g, m0, cm);
+}
+
+#define FT_BF16_UKD(MR_)                                                                              \
+  static void ft_bf16_ukernel_dir_##MR_(int64_t kc2, const uint32_t *a, const uint32_t *b,             \
+                                        const ft_gemm_op *g, int64_t m0, const ft_gemm_colmap *cm) {    \
+    ft_bf16_ukernel_dir(MR_, kc2, a, b, g, m0, cm);                                                   \
+  }
+FT_BF16_UKD(1) FT_GEMM_EACH_MR(FT_BF16_UKD)
+#undef FT_BF16_UKD
+
+typedef void (*ft_bf16_ukd_fn)(int64_t, const uint32_t *, const uint32_t *, const ft_gemm_op *, int64_t,
+                               const ft_gemm_colmap *);
+static const ft_bf16_ukd_fn ft_bf16_ukd_table[FT_GEMM_MR + 1] = {
+    NULL, ft_bf16_ukernel_dir_1, ft_bf16_ukernel_dir_2, ft_bf16_ukernel_dir_3, ft_bf16_ukernel_dir_4,
+    ft_bf16_ukernel_dir_5, ft_bf16_ukernel_dir_6, ft_bf16_ukernel_dir_7, ft_bf16_ukernel_dir_8,
+#if FT_GEMM_MR > 8
+    ft_bf16_ukernel_dir_9, ft_bf16_ukernel_dir_10, ft_bf16_ukernel_dir_11, ft_bf16_ukernel_dir_12,
+#endif
+#if FT_GEMM_MR > 12
+    ft_bf16_ukernel_dir_13, ft_bf16_ukernel_dir_14,
+#endif
+};
+#endif
+
 /* ---- driver --------------------------------------------------------------------------------
  * The work item of ft_gemm_op.column: rows [m0, m1) of column panel jr, with ap the packed bf16
  * A (words, through the float pointer) and bp the packed bf16 B, or b (fp32) packed here. */
@@ -246,6 +294,17 @@ static void ft_bf16_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
   int64_t kb2 = g->bp ? (K2 > 0 ? K2 : 1) : FT_BF16_KB2, nblk = K2 > kb2 ? (K2 + kb2 - 1) / kb2 : 1;
   if (g->bp) bpan = (const uint32_t *)(const void *)g->bp + jr * K2 * FT_GEMM_NR;
   else if (nblk == 1) ft_bf16_pack_b_panel(K, g->N, g->b, g->b_rs, g->b_cs, g->b_rowoff, jr, 0, K2, bbuf);
+#ifdef FT_BF16_AVX512
+  if (nblk == 1 && g->e.bias_cs == 0) { /* a bias per row or none (the store's case) */
+    ft_gemm_colmap cm;
+    ft_gemm_colmap_init(g, n0, &cm);
+    for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
+      int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
+      ft_bf16_ukd_table[mr](K2, ap + ir * K2, bpan, g, ir, &cm);
+    }
+    return;
+  }
+#endif
   for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
     int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
     const uint32_t *asl = ap + ir * K2; /* sliver ir/MR starts at ir*K2 words */
