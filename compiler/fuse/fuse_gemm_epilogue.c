@@ -12,9 +12,11 @@
  * Reshape. Every intermediate must be read by the next node of the match only.
  *
  *   ftax.QDQMatMul(...) [+ bias] [-> act]   ->  ftax.QDQMatMul(..., bias?)  activation=act
+ *   ftax.QDQConv(...) -> act                ->  ftax.QDQConv(...)  activation=act
  *
  * the same on the int8 GEMM core's float32 epilogue (templates/c/gemm_int8.h; the qdq pass
- * made the node): BERT's quantized projections write their output once, bias and GELU done. */
+ * made the node): BERT's quantized projections write their output once, bias and GELU done;
+ * MobileNetV2's quantized convs (and its depthwise ones, templates/c/conv.h) take their ReLU6. */
 #include <string.h>
 
 #include "fuse_tf.h"
@@ -108,16 +110,17 @@ static void gemm(ft_fuse_ctx *c, int i) {
 }
 
 /* An ftax.QDQMatMul without an epilogue beyond its bias takes a bias Add (when it has no bias)
- * and an activation. It keeps its inputs and attributes; the bias becomes input 6. */
+ * and an activation, an ftax.QDQConv the activation (its bias is per output channel, not a row
+ * of the last axis). It keeps its inputs and attributes; the bias becomes input 6. */
 static void qdq_matmul(ft_fuse_ctx *c, int i) {
   ft_graph *g = c->g;
   ft_node *n = &g->nodes[i];
   int cur = n->out[0], bias = n->n_in > 6 ? n->in[6] : -1, nodes[2], nn = 0, act;
   float params[2];
   if (n->n_in < 6 || ft_attr_int(n, "relu", 0) || ft_attr_str(n, "activation", "")[0]) return;
-  int rank = g->vals[cur].t.rank, r = tf_sole_reader(c, cur);
+  int rank = g->vals[cur].t.rank, r = tf_sole_reader(c, cur), conv = tf_is(g, i, "ftax", "QDQConv");
   int64_t N = rank ? g->vals[cur].t.dims[rank - 1] : 1;
-  if (bias < 0 && ft_is_op(g, r, "Add")) {
+  if (!conv && bias < 0 && ft_is_op(g, r, "Add")) {
     int o = tf_other(g, r, cur);
     if (o >= 0 && g->vals[o].t.data && tf_row(g, o, N, rank) && tf_same_shape(g, g->nodes[r].out[0], cur)) {
       bias = o;
@@ -139,7 +142,7 @@ static void qdq_matmul(ft_fuse_ctx *c, int i) {
   int n_attrs = n->n_attrs;
   n->attrs = NULL;
   n->n_attrs = 0;
-  ft_node *f = tf_rewrite(c, i, "QDQMatMul", ins, bias >= 0 ? 7 : 6, &cur, 1, nodes, nn);
+  ft_node *f = tf_rewrite(c, i, conv ? "QDQConv" : "QDQMatMul", ins, bias >= 0 ? 7 : 6, &cur, 1, nodes, nn);
   f->attrs = attrs;
   f->n_attrs = n_attrs;
   if (a) set_activation(f, a, params);
@@ -150,7 +153,7 @@ int ft_fuse_gemm_epilogue(ft_fuse_ctx *c) {
   for (int i = 0; i < g->n_nodes; i++) {
     if (ft_is_op(g, i, "MatMul")) matmul(c, i);
     else if (ft_is_op(g, i, "Gemm")) gemm(c, i);
-    else if (tf_is(g, i, "ftax", "QDQMatMul")) qdq_matmul(c, i);
+    else if (tf_is(g, i, "ftax", "QDQMatMul") || tf_is(g, i, "ftax", "QDQConv")) qdq_matmul(c, i);
   }
   return 0;
 }

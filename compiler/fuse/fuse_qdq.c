@@ -13,12 +13,16 @@
  * into a float32 constant. Its folded node keeps its inputs, so the pass reads the int8 weight,
  * its scales and zero points there. Weights must be quantized per tensor or per output channel
  * (axis 0 of a Conv's w and of Gemm's transposed B, axis 1 of a MatMul's or Gemm's [K, N] B).
- * Conv of group 1 only (a depthwise Conv keeps its float path); Gemm with transA 0 and alpha,
- * beta 1. The Quantize/DequantizeLinear nodes left without readers are removed by the dead-code
- * pass after fusion. */
+ * Conv of group 1, or a depthwise Conv (group = C_in = C_out, 1-D or 2-D) whose xq comes from
+ * QuantizeLinear of a float x and whose weight's zero points are 0 (ft_conv_qdw_f32 of
+ * templates/c/conv.h: x quantized as its rows are loaded, exact sums in float32); Gemm with
+ * transA 0 and alpha, beta 1. The Quantize/DequantizeLinear nodes left without readers are
+ * removed by the dead-code pass after fusion. */
 #include <string.h>
 
 #include "fuse_tf.h"
+
+#define FT_QDQ_DW_TAPS 256 /* FT_QDW_MAXTAPS of templates/c/conv.h */
 
 static int is_8bit(int dt) { return dt == FT_UINT8 || dt == FT_INT8; }
 
@@ -74,11 +78,33 @@ static int activation_source(const ft_graph *g, const ft_node *dq) {
   return xq;
 }
 
+/* a Conv with one input and one output channel per group, 1-D or 2-D */
+static int is_depthwise(const ft_graph *g, const ft_node *n) {
+  const ft_tensor *x = &g->vals[n->in[0]].t, *w = &g->vals[n->in[1]].t;
+  int64_t G = ft_attr_int(n, "group", 1);
+  return G > 1 && (x->rank == 3 || x->rank == 4) && w->rank == x->rank && x->dims[1] == G && w->dims[0] == G &&
+         w->dims[1] == 1;
+}
+
+/* the depthwise kernel's conditions on what fuse_one found (ins as it passes them): float x,
+ * w's zero points 0, few enough taps for exact sums */
+static int depthwise_fits(const ft_graph *g, const int *ins) {
+  if (g->vals[ins[0]].t.dtype != FT_FLOAT) return 0;
+  const ft_tensor *w = &g->vals[ins[3]].t;
+  if (ft_numel(w) > (int64_t)FT_QDQ_DW_TAPS * w->dims[0]) return 0;
+  if (ins[5] >= 0) {
+    const ft_tensor *z = &g->vals[ins[5]].t;
+    for (int64_t j = 0; j < ft_numel(z); j++)
+      if (((const uint8_t *)z->data)[j]) return 0;
+  }
+  return 1;
+}
+
 /* which axis of the weight holds the output channels; -1: this node does not fuse */
 static int weight_axis(ft_fuse_ctx *c, int i) {
   const ft_graph *g = c->g;
   const ft_node *n = &g->nodes[i];
-  if (op_is(n, "Conv")) return ft_attr_int(n, "group", 1) == 1 ? 0 : -1;
+  if (op_is(n, "Conv")) return ft_attr_int(n, "group", 1) == 1 || is_depthwise(g, n) ? 0 : -1;
   if (g->vals[n->in[1]].t.rank != 2) return -1;
   if (op_is(n, "MatMul")) return 1;
   if (ft_attr_int(n, "transA", 0) || ft_attr_float(n, "alpha", 1.0f) != 1.0f || g->vals[n->in[0]].t.rank != 2) return -1;
@@ -113,6 +139,10 @@ static void fuse_one(ft_fuse_ctx *c, int i) {
     return;
   }
   int ins[7] = {activation_source(g, x), x->in[1], input(x, 2), w->in[0], w->in[1], input(w, 2), bias};
+  if (op_is(n, "Conv") && ft_attr_int(n, "group", 1) != 1 && !depthwise_fits(g, ins)) {
+    ft_fuse_note(c, i, "int8 depthwise conv, but x is not QuantizeLinear of float32, w's zero point is not 0 or the window is too large");
+    return;
+  }
   int out = n->out[0], relu = tf_sole_reader(c, out), dead[1];
   int nd = 0;
   if (relu >= 0 && ft_is_op(g, relu, "Relu")) {

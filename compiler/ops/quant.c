@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "conv.h"
 #include "gemm_int8.h"
 #include "op.h"
 #include "quant.h"
@@ -538,18 +539,72 @@ static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* A depthwise QDQConv (group = C = C_out) runs ft_conv_qdw_f32 (templates/c/conv.h): float x
+ * quantized on the way in, 1-D or 2-D, at most FT_QDW_MAXTAPS taps (its sums stay exact), w's
+ * zero points 0, Relu or one activation. */
+static int qdq_depthwise_check(ft_opctx *c) {
+  const ft_tensor *x = c->in[0], *w = c->in[3], *wz = opt_in(c, 5);
+  if (x->dims[1] != w->dims[0] || w->dims[1] != 1 || x->rank > 4)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "group must be 1, or the channel count (depthwise, 1-D or 2-D)");
+  if (x->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes x in float32");
+  if (ft_numel(w) / (w->dims[0] ? w->dims[0] : 1) > FT_QDW_MAXTAPS)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes at most %d taps", FT_QDW_MAXTAPS);
+  if (wz) {
+    if (!wz->data) return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv needs a constant w_zero_point");
+    for (int64_t i = 0; i < ft_numel(wz); i++)
+      if (((const uint8_t *)wz->data)[i]) return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv needs w_zero_point 0");
+  }
+  if (ft_attr_int(c->node, "relu", 0) && ft_attr_str(c->node, "activation", "")[0])
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes relu or an activation, not both");
+  return 0;
+}
+
 static int qdq_conv_infer(ft_opctx *c) {
   if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs x and w");
   const ft_tensor *x = c->in[0], *w = c->in[3];
   ft_window win;
   int rc = qconv_window(c, x, w, &win);
   if (rc || (rc = qdq_check(c, w->dims[0]))) return rc;
-  if (ft_attr_int(c->node, "group", 1) != 1) return ft_infer_fail(c, FT_EUNSUPPORTED, "group must be 1");
+  if (ft_attr_int(c->node, "group", 1) != 1 && (rc = qdq_depthwise_check(c))) return rc;
   qconv_out(x, w, &win, c->out[0]);
   return 0;
 }
 
+static const ft_kentry qdw_k[] = {{"ft_conv_qdw_f32", ft_conv_qdw_f32, FT_FLOAT, 0, NULL, NULL}, {0}};
+
+static int qdq_depthwise_plan(ft_opctx *c, ft_kcall *k) {
+  const ft_tensor *x = c->in[0], *w = c->in[3], *xz = opt_in(c, 2);
+  ft_window win;
+  int rc = qconv_window(c, x, w, &win);
+  if (rc) return rc;
+  int64_t *p = k->p, act = FT_ACT_NONE;
+  memset(p, 0, sizeof(int64_t) * FT_QDW_NP);
+  p[FT_CV_MODE] = FT_CV_DEPTHWISE;
+  p[FT_CV_N] = x->dims[0];
+  p[FT_CV_C] = p[FT_CV_CO] = p[FT_CV_G] = x->dims[1];
+  p[FT_CV_HAS_BIAS] = opt_in(c, 6) != NULL;
+  ft_window_params(&win, p + FT_CV_IN);
+  ft_epilogue_activation(c, "activation", &act); /* checked by the infer */
+  p[FT_CV_ACT] = ft_attr_int(c->node, "relu", 0) ? FT_ACT_RELU : act;
+  p[FT_QDW_XZ] = !xz ? 0 : xz->dtype == FT_INT8 ? 2 : 1;
+  p[FT_QDW_W_SIGNED] = w->dtype == FT_INT8;
+  p[FT_QDW_NWS] = ft_numel(c->in[4]);
+  k->np = FT_QDW_NP;
+  const ft_attr *pa = ft_attr_find(c->node, "activation_params");
+  k->f[0] = 1; k->f[1] = 1; k->f[2] = 0; k->f[3] = 0;
+  for (int i = 0; pa && i < 2 && i < pa->n_floats; i++) k->f[2 + i] = pa->floats[i];
+  k->nf = 4;
+  k->entry = qdw_k;
+  k->templates = "conv";
+  k->scratch = sizeof(float) * (size_t)x->dims[1];
+  k->prepack.input = 3;
+  k->prepack.flag_p = FT_CV_PACKED;
+  k->prepack.pack = ft_conv_qdw_pack_w;
+  return 0;
+}
+
 static int qdq_conv_plan(ft_opctx *c, ft_kcall *k) {
+  if (ft_attr_int(c->node, "group", 1) != 1) return qdq_depthwise_plan(c, k);
   i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
   return i8_plan_conv(c, k, &r);
 }

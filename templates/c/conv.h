@@ -322,6 +322,31 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
   }
 }
 
+/* The QDQ depthwise (ftax.QDQConv with group == C, ft_conv_qdw_f32 below) on the same path: the
+ * input is quantized as it is loaded, each value replaced by xq - zx as a float (xq = x / s
+ * rounded half to even, + zx, saturated to [lo, hi]: QuantizeLinear's value, computed as the
+ * int8 core's packing step does), the weights are the integer weights as floats, so every sum is
+ * an exact integer (|xq - zx| <= 255, |w| <= 255 and at most FT_QDW_MAXTAPS taps keep it below
+ * 2^24) whatever the order; scale[c] (x_scale * w_scale[c]) and the bias come after the sum. */
+typedef struct ft_dw_quant {
+  float s, z, lo, hi; /* x's scale and zero point, the quantized range */
+  const float *scale; /* one per channel */
+} ft_dw_quant;
+
+static inline float ft_dwq_1(float x, const ft_dw_quant *q) {
+  float v = rintf(x / q->s) + q->z;
+  v = v > q->lo ? v : q->lo; /* NaN: lo, as the vector max below */
+  v = v < q->hi ? v : q->hi;
+  return v - q->z;
+}
+
+#ifdef __AVX512F__
+static inline __attribute__((always_inline)) __m512 ft_dwq_v16(__m512 x, __m512 s, __m512 z, __m512 lo, __m512 hi) {
+  __m512 v = _mm512_roundscale_ps(_mm512_div_ps(x, s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm512_sub_ps(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, z), lo), hi), z);
+}
+#endif
+
 #ifdef __AVX512F__
 /* Depthwise 2-D conv with AVX-512, 16 channels at a time with the channels in the vector lanes
  * (the blocked layout that oneDNN keeps between layers, made here on the fly): each input pixel
@@ -440,7 +465,7 @@ static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
 /* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring: rows inside the input by 16x16
  * transposes over the flattened rows, the others as zeros (the pad columns stay zero). */
 static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, int nl, float *ring, int64_t hp0,
-                        int64_t hp1) {
+                        int64_t hp1, const ft_dw_quant *q) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], IHW = IH * IW;
   int64_t W16 = g->Wr * 16, RB = g->RB;
   for (int64_t hp = hp0; hp < hp1; hp++)
@@ -462,6 +487,11 @@ static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, i
     } else {
       __mmask16 cm = (__mmask16)((1u << nc) - 1);
       for (int l = 0; l < 16; l++) r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, src + l * IHW + f) : _mm512_setzero_ps();
+    }
+    if (q) { /* xq - zx as floats (zeros stay zeros: 0 quantizes to the zero point) */
+      __m512 s = _mm512_set1_ps(q->s), z = _mm512_set1_ps(q->z), lo = _mm512_set1_ps(q->lo), hi = _mm512_set1_ps(q->hi);
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; l++) r[l] = ft_dwq_v16(r[l], s, z, lo, hi);
     }
     ft_transpose16(r);
     if (nc == 16 && col + 16 < IW) { /* within one row */
@@ -509,7 +539,7 @@ static inline __attribute__((always_inline)) void ft_dwv_act16(__m512 *v, const 
 
 /* np output pixel vectors of yt back into nl planes at y (residual r), through the epilogue. */
 static void ft_dwv_flush(const float *yt, int64_t np, int nl, float *y, const float *r, int64_t OHW,
-                         const ft_gemm_epi *e) {
+                         const ft_gemm_epi *e, const float *qs, const float *qb) {
   for (int64_t i0 = 0; i0 < np; i0 += 16) {
     int k = np - i0 < 16 ? (int)(np - i0) : 16;
     __m512 v[16];
@@ -518,6 +548,17 @@ static void ft_dwv_flush(const float *yt, int64_t np, int nl, float *y, const fl
       for (int j = 0; j < 16; j++) v[j] = _mm512_load_ps(yt + (i0 + j) * 16);
     } else
       for (int j = 0; j < 16; j++) v[j] = j < k ? _mm512_load_ps(yt + (i0 + j) * 16) : _mm512_setzero_ps();
+    if (qs) { /* the QDQ depthwise: exact integer sums times their channel's scale, + bias */
+      __m512 sv = _mm512_load_ps(qs);
+      if (qb) {
+        __m512 bv = _mm512_load_ps(qb);
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) v[j] = _mm512_fmadd_ps(v[j], sv, bv);
+      } else {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; j++) v[j] = _mm512_mul_ps(v[j], sv);
+      }
+    }
     ft_transpose16(v);
     if (k == 16 && nl == 16 && !r) {
       ft_dwv_act16(v, e);
@@ -535,13 +576,14 @@ static void ft_dwv_flush(const float *yt, int64_t np, int nl, float *y, const fl
 /* Channels [c0, c0 + 16) (fewer at the end) of image n, output rows [oh0, oh1). */
 static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row, const float *X, const float *W,
                         const float *bias, const float *R, float *Y, const ft_gemm_epi *e, int64_t n, int64_t c0,
-                        int64_t oh0, int64_t oh1) {
+                        int64_t oh0, int64_t oh1, const ft_dw_quant *q) {
   int64_t C = p[FT_CV_C], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
   int64_t sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], pw = p[FT_CV_P + 2], T = KH * KW;
   int64_t IHW = p[FT_CV_IN + 1] * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
   int nl = C - c0 < 16 ? (int)(C - c0) : 16;
   float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
   float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
+  float qs[16] __attribute__((aligned(64))), qb[16] __attribute__((aligned(64)));
   const float *wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
   if (!p[FT_CV_PACKED]) {
     for (int64_t t = 0; t < T; t++)
@@ -549,6 +591,13 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
     wt = wbuf;
   }
   for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  if (q) { /* the sums start at 0; scale and bias come after them (ft_dwv_flush) */
+    for (int l = 0; l < 16; l++) {
+      qs[l] = l < nl ? q->scale[c0 + l] : 0.0f;
+      qb[l] = bv[l];
+      bv[l] = 0.0f;
+    }
+  }
   for (int64_t s = 0; s < RB; s++) { /* the pad columns, zero for the whole item */
     float *rr = ring + s * W16;
     for (int64_t j = 0; j < pw; j++) _mm512_store_ps(rr + 16 * j, _mm512_setzero_ps());
@@ -562,7 +611,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
     int64_t hp = oh * sh;
     if (loaded < hp + (KH - 1) * dh + 1) { /* the rows the ring can take, from this row's first */
       int64_t to = hp + RB < hp_end ? hp + RB : hp_end;
-      ft_dwv_load(p, g, x, nl, ring, loaded, to);
+      ft_dwv_load(p, g, x, nl, ring, loaded, to, q);
       loaded = to;
     }
     for (int64_t kh = 0, slot = hp % RB; kh < KH; kh++, slot = slot + dh < RB ? slot + dh : slot + dh - RB)
@@ -571,7 +620,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
     pend += OW;
     int64_t out = oh + 1 == oh1 ? pend : pend / 16 * 16;
     if (out) {
-      ft_dwv_flush(yt, out, nl, y + done, res ? res + done : NULL, OHW, e);
+      ft_dwv_flush(yt, out, nl, y + done, res ? res + done : NULL, OHW, e, q ? qs : NULL, q && bias ? qb : NULL);
       done += out;
       pend -= out;
       for (int64_t j = 0; j < pend; j++) _mm512_store_ps(yt + 16 * j, _mm512_load_ps(yt + (out + j) * 16));
@@ -583,6 +632,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
 typedef struct {
   const int64_t *p;
   const void *geo; /* ft_dw_geo, or ft_dwv_geo on the channel-vector path */
+  const ft_dw_quant *q; /* the QDQ depthwise's quantization (channel-vector path), or NULL */
   const float *X, *W, *bias, *R;
   float *Y;
   const ft_gemm_epi *e;
@@ -622,7 +672,7 @@ static void ft_conv_dwv_run(const void *ctx, int64_t lo, int64_t hi) {
   int64_t nb = (c->p[FT_CV_C] + 15) / 16, OH = c->p[FT_CV_OUT + 1], bands = (OH + g->band - 1) / g->band;
   for (int64_t it = lo; it < hi; it++) {
     int64_t blk = it / bands, oh0 = it % bands * g->band, oh1 = oh0 + g->band < OH ? oh0 + g->band : OH;
-    ft_dwv_item(c->p, g, c->row, c->X, c->W, c->bias, c->R, c->Y, c->e, blk / nb, blk % nb * 16, oh0, oh1);
+    ft_dwv_item(c->p, g, c->row, c->X, c->W, c->bias, c->R, c->Y, c->e, blk / nb, blk % nb * 16, oh0, oh1, c->q);
   }
 }
 #endif
@@ -635,19 +685,119 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
 #ifdef __AVX512F__
   ft_dwv_geo gv;
   if (ft_dwv_geometry(p, &gv)) {
-    ft_dw_ctx c = {p, &gv, X, W, bias, R, Y, e, ft_dwv_row_for(p, &gv)};
+    ft_dw_ctx c = {p, &gv, NULL, X, W, bias, R, Y, e, ft_dwv_row_for(p, &gv)};
     int64_t bands = (p[FT_CV_OUT + 1] + gv.band - 1) / gv.band;
     ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16) * bands, par, ft_conv_dwv_run, &c);
     return;
   }
   ft_dw_geo geo;
-  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e, NULL};
+  ft_dw_ctx c = {p, &geo, NULL, X, W, bias, R, Y, e, NULL};
 #else
   ft_dw_geo geo;
-  ft_dw_ctx c = {p, &geo, X, W, bias, R, Y, e};
+  ft_dw_ctx c = {p, &geo, NULL, X, W, bias, R, Y, e};
 #endif
   ft_dw_geometry(p, &geo);
   ft_parallel_for(planes, par, ft_conv_dw_planes_run, &c);
+}
+
+/* ---- ftax.QDQConv of a depthwise conv (compiler/fuse/fuse_qdq.c) --------------------------------
+ * QuantizeLinear(x) -> DequantizeLinear -> Conv(group = C) with a DequantizeLinear'd constant
+ * weight as one kernel: y[c] = (sum over taps of (xq - zx) * wq[c]) * (x_scale * w_scale[c])
+ * (+ bias[c] in one fma), then the activation. The sums are exact (ft_dw_quant), so the result is
+ * what the int8 core would give, and the same on both paths: the channel-vector path (AVX-512,
+ * packed weights, a geometry it takes), the input quantized while its rows are loaded into the
+ * ring and no pass over memory beside the conv's own; else plain loops.
+ * in: x (float32), x_scale, x_zero_point (uint8 or int8, optional), w (int8 or uint8 [C, 1, kh,
+ * kw]; packed: ft_conv_qdw_pack_w), w_scale (1 or C), w_zero_point (0: the pass fuses no other;
+ * not read), bias (float32 [C], optional). p: conv's (FT_CV_*, mode depthwise), then FT_QDW_*.
+ * f: conv's [alpha, beta, clip lo, clip hi]. Scratch: C floats (the scales). */
+enum {
+  FT_QDW_XZ = FT_CV_NP, /* x's zero point: 0 none, 1 uint8, 2 int8 (quantized to int8) */
+  FT_QDW_W_SIGNED,      /* w is int8 (else uint8) */
+  FT_QDW_NWS,           /* w_scale values: 1 or C */
+  FT_QDW_NP
+};
+#define FT_QDW_MAXTAPS 256 /* 256 * 255 * 255 < 2^24: every partial sum is an exact float */
+
+/* w as ft_conv_dw_pack_w lays out floats: its integers as floats */
+static size_t ft_conv_qdw_pack_w(const int64_t *p, const void *src, void *dst) {
+  int64_t C = p[FT_CV_C], T = ft_conv_kg(p), nb = (C + 15) / 16;
+  size_t bytes = sizeof(float) * (size_t)(nb * T * 16);
+  if (!dst) return bytes;
+  float *d = (float *)dst;
+  memset(d, 0, bytes);
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t t = 0; t < T; t++)
+      d[(c / 16 * T + t) * 16 + c % 16] =
+          p[FT_QDW_W_SIGNED] ? (float)((const int8_t *)src)[c * T + t] : (float)((const uint8_t *)src)[c * T + t];
+  return bytes;
+}
+
+typedef struct {
+  const int64_t *p;
+  const ft_dw_quant *q;
+  const float *X, *bias;
+  const void *W;
+  float *Y;
+  const ft_gemm_epi *e;
+} ft_qdw_ctx;
+
+/* Planes [lo, hi) by plain loops, each input value quantized where a tap reads it. */
+static void ft_conv_qdw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_qdw_ctx *c = (const ft_qdw_ctx *)ctx;
+  const int64_t *p = c->p;
+  int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2];
+  int64_t KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2];
+  int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], T = KH * KW;
+  for (int64_t pl = lo; pl < hi; pl++) {
+    int64_t ch = pl % C;
+    const float *x = c->X + pl * IH * IW;
+    float *y = c->Y + pl * OH * OW, sc = c->q->scale[ch];
+    float w[FT_QDW_MAXTAPS];
+    for (int64_t t = 0; t < T; t++)
+      w[t] = p[FT_CV_PACKED] ? ((const float *)c->W)[(ch / 16 * T + t) * 16 + ch % 16]
+             : p[FT_QDW_W_SIGNED] ? (float)((const int8_t *)c->W)[ch * T + t]
+                                  : (float)((const uint8_t *)c->W)[ch * T + t];
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float acc = 0.0f;
+        for (int64_t kh = 0; kh < KH; kh++) {
+          int64_t ih = oh * sh - ph + kh * dh;
+          if (ih < 0 || ih >= IH) continue;
+          for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t iw = ow * sw - pw + kw * dw;
+            if (iw >= 0 && iw < IW) acc += ft_dwq_1(x[ih * IW + iw], c->q) * w[kh * KW + kw];
+          }
+        }
+        y[oh * OW + ow] = c->bias ? __builtin_fmaf(acc, sc, c->bias[ch]) : acc * sc;
+      }
+    ft_gemm_act(y, OH * OW, c->e);
+  }
+}
+
+static void ft_conv_qdw_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
+                            void *scratch) {
+  const float *X = (const float *)in[0], xs = *(const float *)in[1], *ws = (const float *)in[4];
+  const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[6] : NULL;
+  float *Y = (float *)out[0], *scale = (float *)scratch;
+  int64_t C = p[FT_CV_C], zk = p[FT_QDW_XZ];
+  for (int64_t c = 0; c < C; c++) scale[c] = xs * ws[p[FT_QDW_NWS] > 1 ? c : 0]; /* as the int8 core's */
+  float z = zk == 1 ? (float)*(const uint8_t *)in[2] : zk == 2 ? (float)*(const int8_t *)in[2] : 0.0f;
+  ft_dw_quant q = {xs, z, zk == 2 ? -128.0f : 0.0f, zk == 2 ? 127.0f : 255.0f, scale};
+  ft_gemm_epi e = {1, 1, NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, 0};
+  int64_t planes = p[FT_CV_N] * C, OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
+  int par = planes * OHW * ft_conv_kg(p) > FT_DW_PAR_MACS;
+#ifdef __AVX512F__
+  ft_dwv_geo gv;
+  if (p[FT_CV_PACKED] && ft_dwv_geometry(p, &gv)) {
+    ft_dw_ctx c = {p, &gv, &q, X, (const float *)in[3], bias, NULL, Y, &e, ft_dwv_row_for(p, &gv)};
+    int64_t bands = (p[FT_CV_OUT + 1] + gv.band - 1) / gv.band;
+    ft_parallel_for(p[FT_CV_N] * ((C + 15) / 16) * bands, par, ft_conv_dwv_run, &c);
+    return;
+  }
+#endif
+  ft_qdw_ctx c = {p, &q, X, bias, in[3], Y, &e};
+  ft_parallel_for(planes, par, ft_conv_qdw_planes_run, &c);
 }
 
 /* Shifted mode geometry. The padded input of one group, [C_in/g, Hp, Wp], is stored as

@@ -9,9 +9,10 @@ reference outputs computed here in numpy.
     -3) -> DQ -> GlobalAveragePool = y2 [1,16,1,1]
 
 ftaxc fuses the 1x1 convs' DequantizeLinear pairs -> Conv into the int8 GEMM core
-(ftax.QDQConv, float32 out); Clip/Relu and QuantizeLinear follow as their own ops, and the
-depthwise convs run in float32 on the dequantized values. yq, a graph output, is compared
-exactly.
+(ftax.QDQConv, float32 out) and each depthwise conv with the QuantizeLinear -> DequantizeLinear
+before it into one depthwise ftax.QDQConv (templates/c/conv.h: exact integer sums in float32);
+the Clip/Relu after each conv goes into its epilogue, and the trailing QuantizeLinear ops run
+as their own. yq, a graph output, is compared exactly.
 
 The reference follows the ONNX definitions with exact integer sums: a DequantizeLinear ->
 Conv (+ bias) pair is the integer sum times the scales in float32, plus the bias; Clip/Relu on
