@@ -59,6 +59,7 @@ typedef struct ft_lowered {
   int n;
   ft_kcall *calls;   /* calls[i] for order[i]; kernel NULL for alias nodes */
   int bf16, n_bf16;  /* lowered with FT_LOWER_BF16; the calls it moved to the bf16 kernels */
+  int no_concat_elision; /* the memory plan keeps every Concat's copy (set by the CUDA target) */
 } ft_lowered;
 int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e);
 /* The same; prepack 0 leaves constants in their ONNX layout (backends whose kernels read that). */
@@ -85,10 +86,11 @@ typedef struct ft_memplan {
   int *storage;       /* per value: FT_S_* of its root */
   int64_t *offset;    /* per value: byte offset in arena/weights, or input/output index */
   int64_t *scratch;   /* per lowered call: arena offset of its scratch, -1 if none */
+  unsigned char *elided; /* per lowered call: 1 for a Concat whose inputs were written into its output (no call) */
   size_t arena_bytes;
   size_t lower_bound; /* largest sum of simultaneously live activations */
   size_t weight_bytes;
-  int n_inplace, n_alias;
+  int n_inplace, n_alias, n_concat; /* n_concat: Concats elided */
 } ft_memplan;
 int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e);
 void ft_memplan_free(ft_memplan *mp);

@@ -218,7 +218,7 @@ static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const 
   int *open = malloc(sizeof(int) * (size_t)(g->n_vals + 1)), n_open = 0;
   static const ft_node unguarded;
   for (int s = 0; s < lw->n; s++) {
-    if (!lw->calls[s].entry) continue;
+    if (!lw->calls[s].entry || mp->elided[s]) continue; /* a view, or a Concat its producers wrote */
     write_guards(c, g, mp, &g->nodes[lw->order[s]], open, &n_open);
     write_call(c, g, mp, lw, s);
   }

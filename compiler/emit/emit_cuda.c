@@ -210,7 +210,7 @@ static int write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const f
                        ft_err *e) {
   fprintf(c, "static int ftp_calls(ftp_ctx *c) {\n  unsigned char *arena = c->arena, *weights = c->weights;\n  ftc_env *e = &c->env;\n  (void)arena; (void)weights;\n");
   for (int s = 0; s < lw->n; s++) {
-    int rc = lw->calls[s].entry ? write_call(c, g, lw, mp, P, fp16, s, e) : 0;
+    int rc = lw->calls[s].entry && !mp->elided[s] ? write_call(c, g, lw, mp, P, fp16, s, e) : 0;
     if (rc) return rc;
   }
   char buf[256];

@@ -17,7 +17,20 @@
  * again after its last call: a value made before the body and read in it lives until the body's
  * end, or the next iteration would read bytes another value took over. Values made in the body
  * are made again in each iteration before they are read, and the state (the flag, the counter,
- * the carried values) is read by LoopNext, the body's last call. */
+ * the carried values) is read by LoopNext, the body's last call.
+ *
+ * Concat elision: when a Concat's output is one contiguous run of its inputs (every dim before
+ * the axis is 1), each input's producer can write straight into its slice of the output, and the
+ * Concat runs no call. The input's storage group (it, its views, the in-place writes before it)
+ * joins the output's group at the slice's byte offset; every member keeps that offset within the
+ * root. It is done in execution order with the views and in-place writes, so a later in-place
+ * write over a slice or over the output sees the merged group's lifetime and happens only when
+ * the whole output and every slice are dead. An input qualifies only if it is an arena
+ * activation covering its whole group (not a graph input, output, constant, nor a member of
+ * another Concat's output) and appears once; a Concat elides all its inputs or none. Slices
+ * start at multiples of 64 bytes, so every pointer stays as aligned as a block. Graphs with
+ * run-time If or Loop (guarded nodes) and the CUDA target (lw->no_concat_elision) keep their
+ * copies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +110,49 @@ static void stretch_into_loops(const ft_graph *g, const ft_lowered *lw, const in
   }
 }
 
+/* Whether the Concat at step s can be elided (see the top): its output y is a fresh arena
+ * activation, the dims before the axis are all 1, and each input is the whole of a distinct arena
+ * group that ends 64-byte aligned within y. */
+static int concat_elidable(const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const int64_t *def,
+                           const int64_t *sub, int s) {
+  const ft_node *n = &g->nodes[lw->order[s]];
+  if (strcmp(n->op_type, "Concat") || (n->domain[0] && strcmp(n->domain, "ai.onnx")) || !lw->calls[s].entry) return 0;
+  int y = n->out[0];
+  if (n->n_out != 1 || y < 0 || n->n_in < 1 || mp->root[y] != y || mp->storage[y] != FT_S_NONE ||
+      g->vals[y].kind != FT_V_ACT)
+    return 0;
+  const ft_tensor *t = &g->vals[y].t;
+  int64_t axis = ft_attr_int(n, "axis", 0);
+  if (axis < 0) axis += t->rank;
+  if (axis < 0 || axis >= t->rank) return 0;
+  for (int d = 0; d < axis; d++) if (t->dims[d] != 1) return 0;
+  int64_t off = 0;
+  for (int k = 0; k < n->n_in; k++) {
+    int x = n->in[k];
+    if (x < 0) return 0;
+    int rx = mp->root[x];
+    if (off % 64 || rx == y || g->vals[x].kind != FT_V_ACT || g->vals[rx].kind != FT_V_ACT ||
+        mp->storage[rx] != FT_S_NONE || def[rx] < 0 || def[rx] >= s || sub[x] != 0 ||
+        ft_nbytes(&g->vals[x].t) != ft_nbytes(&g->vals[rx].t) || g->vals[x].t.dtype != t->dtype)
+      return 0;
+    for (int j = 0; j < k; j++) if (mp->root[n->in[j]] == rx) return 0; /* one place per group */
+    off += (int64_t)ft_nbytes(&g->vals[x].t);
+  }
+  return off == (int64_t)ft_nbytes(t);
+}
+
+/* Graphs with run-time control flow keep their Concats: LoopNext and the If merges reason about
+ * which values share bytes through views only (compiler/ops/control.c). */
+static int has_control_flow(const ft_graph *g, const ft_lowered *lw) {
+  for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    if (n->n_guard || (!strcmp(n->domain, "ftax") &&
+                       (!strcmp(n->op_type, "IfMerge") || !strcmp(n->op_type, "LoopInit") || !strcmp(n->op_type, "LoopNext"))))
+      return 1;
+  }
+  return 0;
+}
+
 /* def[v], last[v]: the steps that write value v and read it last, in execution order. */
 static void lifetimes(const ft_graph *g, const ft_lowered *lw, int64_t *def, int64_t *last) {
   for (int s = 0; s < lw->n; s++) {
@@ -117,7 +173,9 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
   mp->storage = calloc((size_t)nv, sizeof(int));
   mp->offset = malloc(sizeof(int64_t) * nv);
   mp->scratch = malloc(sizeof(int64_t) * (lw->n + 1));
+  mp->elided = calloc((size_t)lw->n + 1, 1);
   int64_t *def = malloc(sizeof(int64_t) * nv), *last = malloc(sizeof(int64_t) * nv);
+  int64_t *sub = calloc((size_t)nv + 1, sizeof(int64_t)); /* byte offset of a member within its root */
   for (int v = 0; v < nv; v++) { mp->root[v] = v; mp->offset[v] = -1; def[v] = -1; last[v] = -1; }
 
   /* storage classes that do not come from the arena */
@@ -129,14 +187,31 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
 
   lifetimes(g, lw, def, last);
 
-  /* views and in-place writes: share the root's storage, extend its lifetime */
+  /* views, in-place writes and elided Concats: share the root's storage, extend its lifetime */
+  int elide = !lw->no_concat_elision && !has_control_flow(g, lw);
   for (int s = 0; s < lw->n; s++) {
     const ft_node *n = &g->nodes[lw->order[s]];
     int o = n->out[0];
     if (o < 0 || mp->storage[o] == FT_S_OUTPUT) continue;
-    int r = -1;
+    if (elide && concat_elidable(g, lw, mp, def, sub, s)) {
+      /* each input's group moves into its slice of o; o's block starts with the first producer */
+      int64_t off = 0;
+      for (int k = 0; k < n->n_in; k++) {
+        int rx = mp->root[n->in[k]];
+        for (int v = 0; v < nv; v++)
+          if (mp->root[v] == rx) { mp->root[v] = o; sub[v] += off; }
+        if (def[rx] < def[o]) def[o] = def[rx];
+        if (last[rx] > last[o]) last[o] = last[rx];
+        off += (int64_t)ft_nbytes(&g->vals[n->in[k]].t);
+      }
+      mp->elided[s] = 1;
+      mp->n_concat++;
+      continue;
+    }
+    int r = -1, src = -1; /* src: the value whose bytes o takes */
     if ((n->op->flags & FT_OP_ALIAS) && !lw->calls[s].entry) {
-      r = mp->root[n->in[0]];
+      src = n->in[0];
+      r = mp->root[src];
       mp->n_alias++;
     } else if ((n->op->flags & FT_OP_INPLACE) && !lw->calls[s].no_inplace) {
       int only = FT_OP_INPLACE_INPUT(n->op->flags); /* -1: any input will do */
@@ -154,10 +229,12 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
         for (int j = 0; j < n->n_in; j++) if (j != k && n->in[j] >= 0 && mp->root[n->in[j]] == rt) other_use = 1;
         if (other_use) continue;
         r = rt;
+        src = in;
         mp->n_inplace++;
       }
     }
     if (r < 0) continue;
+    sub[o] = sub[src];
     mp->root[o] = r;
     if (last[o] > last[r]) last[r] = last[o];
     if (def[r] < 0) def[r] = s;
@@ -212,11 +289,12 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
     }
   }
   mp->weight_bytes = (size_t)woff;
-  /* members take their root's storage */
+  /* members take their root's storage, at their place in it (only arena roots have slices) */
   for (int v = 0; v < nv; v++) {
     int r = mp->root[v];
-    if (r != v) { mp->storage[v] = mp->storage[r]; mp->offset[v] = mp->offset[r]; }
+    if (r != v) { mp->storage[v] = mp->storage[r]; mp->offset[v] = mp->offset[r] + sub[v]; }
   }
+  free(sub);
   free(bl);
   free(def);
   free(last);
@@ -228,5 +306,6 @@ void ft_memplan_free(ft_memplan *mp) {
   free(mp->storage);
   free(mp->offset);
   free(mp->scratch);
+  free(mp->elided);
   memset(mp, 0, sizeof *mp);
 }

@@ -111,6 +111,9 @@ static int store_half(ft_graph *g, ft_err *e) {
 int ft_target_cuda(ft_graph *g, ft_lowered *lw, const ft_cuda_opts *o, ft_cuda_libs *libs, ft_err *e) {
   int fp16 = o->precision == FT_PREC_FP16;
   memset(libs, 0, sizeof *libs);
+  /* the memory plan's Concat elision places inputs at byte offsets of the graph's types, which
+   * fp16 storage halves; the CUDA program keeps its Concat calls */
+  lw->no_concat_elision = 1;
   int rc = check_sizes(g, e);
   if (rc) return rc;
   if (fp16) /* while the values still say which tensors hold float32 */

@@ -793,7 +793,7 @@ static void inplace_case(const char *name, int64_t C, int64_t H, int64_t W, int6
   char *argv[] = {FTAXC, path, "-o", prog, "--report", NULL};
   cr_assert_eq(tu_run(NULL, &log, argv), 0, "%s", log);
   cr_assert(strstr(log, "FusedConv") || strstr(log, "conv_epilogue"), "%s", log);
-  cr_assert(strstr(log, want_inplace ? ", 1 in-place)" : ", 0 in-place)"), "%s: expected %s in-place write:\n%s", name,
+  cr_assert(strstr(log, want_inplace ? ", 1 in-place," : ", 0 in-place,"), "%s: expected %s in-place write:\n%s", name,
             want_inplace ? "one" : "no", log);
   char *files[2] = {NULL, NULL};
   for (int i = 0; i < ref.g->n_inputs; i++) {

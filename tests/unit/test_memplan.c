@@ -8,7 +8,8 @@
  *   test.Make  output float[n] (attribute n), from any inputs
  *   test.Res   FT_OP_INPLACE_ONLY(1): inputs X, R; output has X's shape and may overwrite R
  *              only (like FusedConv, whose kernel reads X after writing output rows)
- * Each takes an optional attribute "scratch" (bytes of kernel working memory). */
+ * Each takes an optional attribute "scratch" (bytes of kernel working memory). The real Concat
+ * (axis 0 of rank-1 values) exercises Concat elision: its inputs written into its output. */
 #include "testutil.h"
 
 static char *dir;
@@ -110,7 +111,10 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     cr_assert_eq(mp->root[r], r, "%s: roots are their own root", what);
     cr_assert_eq(mp->storage[v], mp->storage[r], "%s: '%s' and its root differ in storage", what, g->vals[v].name);
     if (mp->storage[v] == FT_S_ARENA) {
-      cr_assert_eq(mp->offset[v], mp->offset[r], "%s: '%s' shares storage at another offset", what, g->vals[v].name);
+      /* a member lies within its root: at its start, or in its slice of an elided Concat */
+      cr_assert(mp->offset[v] >= mp->offset[r] &&
+                    mp->offset[v] + (int64_t)ft_nbytes(&g->vals[v].t) <= mp->offset[r] + (int64_t)ft_nbytes(&g->vals[r].t),
+                "%s: '%s' lies outside its root", what, g->vals[v].name);
       cr_assert_eq(mp->offset[v] % 64, 0, "%s: '%s' at offset %lld is not 64-byte aligned", what, g->vals[v].name,
                    (long long)mp->offset[v]);
       cr_assert_leq(mp->offset[v] + (int64_t)ft_nbytes(&g->vals[v].t), (int64_t)mp->arena_bytes,
@@ -151,8 +155,12 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     const ft_node *n = &g->nodes[lw->order[s]];
     int o = n->out[0];
     if (o < 0 || mp->storage[o] != FT_S_ARENA || mp->root[o] == o) continue;
-    int r = mp->root[o], src = 0;
-    for (int k = 0; k < n->n_in; k++) src |= n->in[k] >= 0 && mp->root[n->in[k]] == r;
+    int r = mp->root[o], src = 0, into_concat = 0;
+    for (int t = s + 1; t < ns; t++) /* written into a slice of an elided Concat's output (or one nested in it) */
+      into_concat |= mp->elided[t] && mp->root[g->nodes[lw->order[t]].out[0]] == r;
+    for (int k = 0; k < n->n_in; k++) /* an input whose bytes o takes (not one in another slice) */
+      src |= n->in[k] >= 0 && mp->root[n->in[k]] == r && mp->offset[n->in[k]] == mp->offset[o];
+    if (mp->elided[s] || (!src && into_concat)) continue; /* the replay below checks these */
     cr_assert(src, "%s: '%s' shares storage with none of its node's inputs", what, g->vals[o].name);
     if (n->op->flags & FT_OP_ALIAS) {
       cr_assert_null(lw->calls[s].entry, "%s: a shared view runs no kernel", what);
@@ -161,19 +169,77 @@ static void referee(const ft_graph *g, const ft_lowered *lw, const ft_memplan *m
     cr_assert(n->op->flags & FT_OP_INPLACE, "%s: '%s' (%s) shares storage but is neither a view nor in-place", what,
               g->vals[o].name, n->op_type);
     int only = FT_OP_INPLACE_INPUT(n->op->flags);
+    int64_t o0 = mp->offset[o], o1 = o0 + (int64_t)ft_nbytes(&g->vals[o].t);
     for (int k = 0; k < n->n_in; k++)
-      cr_assert(only < 0 || k == only || n->in[k] < 0 || mp->root[n->in[k]] != r,
+      cr_assert(only < 0 || k == only || n->in[k] < 0 || mp->root[n->in[k]] != r || mp->offset[n->in[k]] >= o1 ||
+                    o0 >= mp->offset[n->in[k]] + (int64_t)ft_nbytes(&g->vals[n->in[k]].t),
                 "%s: '%s' (%s) is written over its input %d, but the op allows only input %d", what, g->vals[o].name,
                 n->op_type, k, only);
-    for (int v = 0; v < nv; v++)
-      if (v != o && mp->storage[v] == FT_S_ARENA && mp->root[v] == r && lv[v].def < s)
+    for (int v = 0; v < nv; v++) /* (other slices of an elided Concat's output are other bytes) */
+      if (v != o && mp->storage[v] == FT_S_ARENA && mp->root[v] == r && lv[v].def < s && mp->offset[v] < o1 &&
+          o0 < mp->offset[v] + (int64_t)ft_nbytes(&g->vals[v].t))
         cr_assert_leq(lv[v].last, s, "%s: '%s' is overwritten in place at step %d but read at step %lld", what,
                       g->vals[v].name, s, (long long)lv[v].last);
     /* the written value is not also read through another input of the same node */
     int reads = 0;
-    for (int k = 0; k < n->n_in; k++) reads += n->in[k] >= 0 && mp->root[n->in[k]] == r;
+    for (int k = 0; k < n->n_in; k++)
+      reads += n->in[k] >= 0 && mp->root[n->in[k]] == r && mp->offset[n->in[k]] < o1 &&
+               o0 < mp->offset[n->in[k]] + (int64_t)ft_nbytes(&g->vals[n->in[k]].t);
     cr_assert_eq(reads, 1, "%s: in-place over a buffer the node reads twice", what);
   }
+
+  /* replay: every arena byte is tagged with what was last written there (a value and the byte's
+   * index in it); each read must find its value's bytes. A view's bytes are its input's, an
+   * elided Concat's are its inputs' one after the other, anything else writes its own. */
+  int64_t **want = calloc((size_t)nv, sizeof *want); /* the tags a value's bytes must hold */
+  int64_t *tags = malloc(sizeof(int64_t) * (mp->arena_bytes + 1));
+  for (size_t b = 0; b < mp->arena_bytes; b++) tags[b] = -1;
+  for (int s = 0; s < ns; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    for (int k = 0; k < n->n_in; k++) {
+      int v = n->in[k];
+      if (v < 0 || mp->storage[v] != FT_S_ARENA) continue;
+      cr_assert_not_null(want[v], "%s: '%s' is read before it is written", what, g->vals[v].name);
+      for (size_t b = 0; b < ft_nbytes(&g->vals[v].t); b++)
+        cr_assert_eq(tags[mp->offset[v] + (int64_t)b], want[v][b], "%s: step %d reads '%s', byte %zu was overwritten",
+                     what, s, g->vals[v].name, b);
+    }
+    if (mp->scratch[s] >= 0)
+      for (size_t b = 0; b < lw->calls[s].scratch; b++) tags[mp->scratch[s] + (int64_t)b] = -2;
+    for (int k = 0; k < n->n_out; k++) {
+      int o = n->out[k];
+      if (o < 0) continue;
+      size_t nb = ft_nbytes(&g->vals[o].t);
+      want[o] = malloc(sizeof(int64_t) * (nb + 1));
+      int shared = (n->op->flags & FT_OP_ALIAS) && !lw->calls[s].entry;
+      if (shared && !want[n->in[0]]) shared = 0; /* a view of a graph input or a constant: not in the arena */
+      if (shared) memcpy(want[o], want[n->in[0]], sizeof(int64_t) * nb);
+      if (mp->elided[s]) {
+        cr_assert(!strcmp(n->op_type, "Concat"), "%s: only a Concat is elided", what);
+        size_t at = 0;
+        for (int j = 0; j < n->n_in; j++) {
+          size_t m = ft_nbytes(&g->vals[n->in[j]].t);
+          cr_assert_leq(at + m, nb);
+          cr_assert_eq(mp->offset[n->in[j]], mp->offset[o] + (int64_t)at, "%s: input %d of '%s' is not in its slice", what, j,
+                       g->vals[o].name);
+          memcpy(want[o] + at, want[n->in[j]], sizeof(int64_t) * m);
+          at += m;
+        }
+        cr_assert_eq(at, nb);
+      } else if (!shared)
+        for (size_t b = 0; b < nb; b++) want[o][b] = (int64_t)o << 32 | (int64_t)b;
+      if (mp->storage[o] == FT_S_ARENA && !shared && !mp->elided[s])
+        for (size_t b = 0; b < nb; b++) tags[mp->offset[o] + (int64_t)b] = want[o][b];
+      if (mp->storage[o] == FT_S_ARENA && (shared || mp->elided[s]))
+        for (size_t b = 0; b < nb; b++)
+          cr_assert_eq(tags[mp->offset[o] + (int64_t)b], want[o][b], "%s: '%s' shares bytes that do not hold it", what,
+                       g->vals[o].name);
+    }
+    if (mp->elided[s]) cr_assert_eq(mp->root[n->out[0]], mp->root[n->in[0]], "%s: an elided Concat shares its inputs' storage", what);
+  }
+  for (int v = 0; v < nv; v++) free(want[v]);
+  free(want);
+  free(tags);
 
   /* scratch: aligned, inside the arena, clear of everything alive at its step */
   for (int s = 0; s < ns; s++) {
@@ -244,7 +310,7 @@ static ft_graph *plan_checked(Onnx__GraphProto *gp, ft_lowered *lw, ft_memplan *
   referee(g, lw, mp, what);
   /* the caller reads the plan until the test ends */
   tu_keep(lw->order); tu_keep(lw->calls);
-  tu_keep(mp->root); tu_keep(mp->storage); tu_keep(mp->offset); tu_keep(mp->scratch);
+  tu_keep(mp->root); tu_keep(mp->storage); tu_keep(mp->offset); tu_keep(mp->scratch); tu_keep(mp->elided);
   return tu_keep_graph(g);
 }
 
@@ -409,6 +475,99 @@ Test(memplan, constants_go_to_the_weights) {
   cr_assert_eq(mp.weight_bytes, 128, "two 40-byte tensors at 64-byte alignment");
 }
 
+/* ---- Concat elision ---------------------------------------------------------------------- */
+
+/* a = x + y, b = x * y (shape `shape`), c = Concat(`ins`, axis), then `tail` nodes; output z. */
+static ft_graph *concat_graph(const char *shape, const char *ins, int axis, const char *const *tail, ft_lowered *lw,
+                              ft_memplan *mp, const char *what) {
+  Onnx__GraphProto *gp = graph_xy(shape);
+  tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
+  tb_add_node(gp, tb_node("Mul", "n2", "x,y", "b"));
+  Onnx__NodeProto *n = tb_node("Concat", "cat", ins, "c");
+  tb_attr_int(n, "axis", axis);
+  tb_add_node(gp, n);
+  for (int i = 0; tail[i]; i += 3) {
+    Onnx__NodeProto *t = tb_node(tail[i], tail[i + 1], tail[i + 2], tail[i + 1]);
+    if (!strcmp(tail[i], "Concat")) tb_attr_int(t, "axis", axis);
+    tb_add_node(gp, t);
+  }
+  tb_add_output(gp, tb_value("z", FT_FLOAT, NULL));
+  return plan_checked(gp, lw, mp, what);
+}
+
+Test(memplan, concat_inputs_are_written_into_its_output) {
+  static const char *const tail[] = {"Relu", "z", "c", NULL};
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = concat_graph("1,16,3", "a,b", 1, tail, &lw, &mp, "concat");
+  int a = val(g, "a"), b = val(g, "b"), c = val(g, "c");
+  cr_assert_eq(mp.n_concat, 1);
+  cr_assert_eq(mp.root[a], c);
+  cr_assert_eq(mp.root[b], c);
+  cr_assert_eq(mp.offset[a], mp.offset[c]);
+  cr_assert_eq(mp.offset[b], mp.offset[c] + 16 * 3 * 4);
+  cr_assert_eq(mp.arena_bytes, 2 * 16 * 3 * 4, "a and b need no buffers of their own");
+}
+
+Test(memplan, concat_copies_where_its_output_is_not_one_run_of_its_inputs) {
+  static const char *const tail[] = {"Relu", "z", "c", NULL};
+  ft_lowered lw;
+  ft_memplan mp;
+  concat_graph("2,16,3", "a,b", 1, tail, &lw, &mp, "batch 2");
+  cr_assert_eq(mp.n_concat, 0, "two runs per input at batch 2");
+  concat_graph("1,16,3", "a,b", 2, tail, &lw, &mp, "axis 2");
+  cr_assert_eq(mp.n_concat, 0, "axis 2 of [1,16,3]: 16 runs per input");
+  concat_graph("1,16,3", "a,a", 1, tail, &lw, &mp, "twice");
+  cr_assert_eq(mp.n_concat, 0, "one value cannot lie in two slices");
+  concat_graph("1,16,3", "a,x", 1, tail, &lw, &mp, "graph input");
+  cr_assert_eq(mp.n_concat, 0, "a graph input lives in the caller's buffer");
+  concat_graph("1,5,3", "a,b", 1, tail, &lw, &mp, "misaligned");
+  cr_assert_eq(mp.n_concat, 0, "the second slice would start 60 bytes in");
+}
+
+Test(memplan, concat_input_that_is_a_graph_output_keeps_the_copy) {
+  Onnx__GraphProto *gp = graph_xy("1,16");
+  tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
+  tb_add_node(gp, tb_node("Mul", "n2", "x,y", "b"));
+  Onnx__NodeProto *n = tb_node("Concat", "cat", "a,b", "c");
+  tb_attr_int(n, "axis", 1);
+  tb_add_node(gp, n);
+  tb_add_node(gp, tb_node("Relu", "r", "c", "z"));
+  tb_add_output(gp, tb_value("z", FT_FLOAT, NULL));
+  tb_add_output(gp, tb_value("b", FT_FLOAT, NULL));
+  ft_lowered lw;
+  ft_memplan mp;
+  plan_checked(gp, &lw, &mp, "input is an output");
+  cr_assert_eq(mp.n_concat, 0);
+}
+
+Test(memplan, no_in_place_write_over_a_slice_while_the_concat_is_alive) {
+  /* after the Concat, a dies at the Relu (an in-place candidate), but c is read later */
+  static const char *const t2[] = {"Relu", "r", "a", "Concat", "d", "c,r", "Relu", "z", "d", NULL};
+  ft_lowered lw;
+  ft_memplan mp;
+  /* d = Concat(c, r) is elided too, nested over c */
+  ft_graph *g = concat_graph("1,16", "a,b", 1, t2, &lw, &mp, "in place after");
+  int a = val(g, "a"), r = val(g, "r"), c = val(g, "c"), d = val(g, "d");
+  cr_assert_neq(mp.offset[r], mp.offset[a], "r must not overwrite a's slice while c is alive");
+  cr_assert_eq(mp.root[c], d, "c lies in d's first slice");
+  cr_assert_eq(mp.root[a], d);
+  cr_assert_eq(mp.n_concat, 2);
+}
+
+Test(memplan, in_place_over_the_concat_output_once_its_inputs_are_dead) {
+  /* r = Relu(a) after the Concat, with c still read later, must not overwrite a's slice; w =
+   * Relu(c) may overwrite c, since nothing reads a, b or c after it */
+  static const char *const tail[] = {"Relu", "r", "a", "Relu", "w", "c", "Concat", "rr", "r,r", "Add", "z", "w,rr", NULL};
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = concat_graph("16", "a,b", 0, tail, &lw, &mp, "in place on the output");
+  cr_assert_eq(mp.n_concat, 1);
+  int a = val(g, "a"), r = val(g, "r"), c = val(g, "c"), w = val(g, "w");
+  cr_assert_neq(mp.root[r], mp.root[a]);
+  cr_assert_eq(mp.root[w], mp.root[c], "w is written over c");
+}
+
 /* ---- random graphs ----------------------------------------------------------------------- */
 
 static uint32_t rng;
@@ -440,8 +599,12 @@ static Onnx__ModelProto *random_model(int n_nodes) {
       snprintf(ins + m, sizeof ins - m, "%s%s", j ? "," : "", names[pick]);
     }
     Onnx__NodeProto *n;
-    switch (rnd(5)) {
+    switch (rnd(6)) {
     case 0: n = test_node("Ew", nm, ins, out); break;
+    case 5: /* Concat of recent values (all rank 1): elided when every slice starts 64-byte aligned */
+      n = tb_node("Concat", nm, ins, out);
+      tb_attr_int(n, "axis", 0);
+      break;
     case 4: { /* Res over two recent values: X and the residual it may overwrite */
       char two[40];
       const char *x = names[nvals - 1 - (int)rnd(nvals < 3 ? nvals : 3)];
@@ -481,7 +644,7 @@ static Onnx__ModelProto *random_model(int n_nodes) {
 }
 
 Test(memplan, random_graphs_respect_lifetimes, .timeout = 120) {
-  int inplace = 0, alias = 0;
+  int inplace = 0, alias = 0, concat = 0;
   for (uint32_t seed = 1; seed <= 300; seed++) {
     rng = seed;
     int n = 3 + (int)rnd(40);
@@ -493,6 +656,7 @@ Test(memplan, random_graphs_respect_lifetimes, .timeout = 120) {
     referee(g, &lw, &mp, what);
     inplace += mp.n_inplace;
     alias += mp.n_alias;
+    concat += mp.n_concat;
     ft_memplan_free(&mp);
     ft_lowered_free(&lw);
     ft_graph_free(g);
@@ -500,6 +664,7 @@ Test(memplan, random_graphs_respect_lifetimes, .timeout = 120) {
   /* the generator must actually exercise both kinds of sharing */
   cr_assert_gt(inplace, 50, "only %d in-place writes in all graphs", inplace);
   cr_assert_gt(alias, 50, "only %d views in all graphs", alias);
+  cr_assert_gt(concat, 20, "only %d elided Concats in all graphs", concat);
 }
 
 /* ---- a Loop run at run time -------------------------------------------------------------- */
