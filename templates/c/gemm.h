@@ -1011,8 +1011,9 @@ static void ft_gemm_run(const ft_gemm_op *g) {
  * FMAs. The blocked path above cuts such an M into MR-row slivers (16 = 12 + 4: the second
  * sliver reads the B panel again for a third of the FMAs) and K into blocks whose partial sums
  * go through C. Here a work item is one NR-wide column panel of C: the tile holds the panel's
- * rows for all of K, so B is read once per sliver, the few rows of A (packed k-major into the
- * call's scratch) stay in L1/L2 across panels, and the epilogue runs once per element.
+ * rows for all of K, so B is read once per sliver, the few rows of A (read in place, or packed
+ * k-major into the call's scratch when transposed) stay in L1/L2 across panels, and the
+ * epilogue runs once per element.
  *
  * The tile plan (ft_gemm_small_plan) picks the rows per sliver (ms) and the vectors per tile
  * row (nv): up to 14 rows, all of them over the whole panel (2 * rows accumulators, registers
