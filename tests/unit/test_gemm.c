@@ -244,25 +244,68 @@ static double *small_reference(const float *A, const float *B, const float *bias
   return want;
 }
 
-static void run_small_case(int64_t M, int64_t N, int64_t K, ft_gemm_small_plan pl, int bias_form, int act) {
+/* A's layout: 0 rows contiguous (read in place), 1 rows 3 floats apart past K (in place, row
+ * stride not K), 2 transposed (a_cs = M: packed first). */
+static void run_small_case_a(int64_t M, int64_t N, int64_t K, ft_gemm_small_plan pl, int bias_form, int act,
+                             int a_layout) {
   float *A = rand_buf(M * K), *B = rand_buf(K * N), *bias = rand_buf(M * N), *C = rand_buf(M * N);
+  float *As = rand_buf(M * (K + 3)); /* A as the GEMM reads it */
+  int64_t a_rs = a_layout == 2 ? 1 : (a_layout == 1 ? K + 3 : K), a_cs = a_layout == 2 ? M : 1;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++) As[i * a_rs + k * a_cs] = A[i * K + k];
   float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N));
   float *apk = scratch_buf(sizeof(float) * (size_t)(M * K));
   ft_gemm_pack_b(K, N, B, N, 1, bp);
   ft_gemm_op g;
   memset(&g, 0, sizeof g);
   g.M = M; g.N = N; g.K = K; g.c = C; g.ldc = N;
-  g.a = A; g.a_rs = K; g.a_cs = 1; g.bp = bp;
+  g.a = As; g.a_rs = a_rs; g.a_cs = a_cs; g.bp = bp;
   g.e.alpha = 1; g.e.beta = 1; g.e.act = act; g.e.lo = -0.5f; g.e.hi = 0.75f;
   int64_t brs[] = {0, 0, 1, 0, N}, bcs[] = {0, 1, 0, 0, 1};
   if (bias_form) { g.e.bias = bias; g.e.bias_rs = brs[bias_form]; g.e.bias_cs = bcs[bias_form]; }
   ft_gemm_small_run(&g, pl, apk);
   double *want = small_reference(A, B, bias, M, N, K, bias_form, act);
   char what[200];
-  snprintf(what, sizeof what, "small-M gemm M=%lld N=%lld K=%lld rows/sliver %d vectors %d bias=%d act=%d", (long long)M,
-           (long long)N, (long long)K, pl.ms, pl.nv, bias_form, act);
+  snprintf(what, sizeof what, "small-M gemm M=%lld N=%lld K=%lld rows/sliver %d vectors %d bias=%d act=%d A layout %d",
+           (long long)M, (long long)N, (long long)K, pl.ms, pl.nv, bias_form, act, a_layout);
   expect_close(C, want, M * N, K, what);
-  free(A); free(B); free(bias); free(C); free(bp); free(apk); free(want);
+  free(A); free(As); free(B); free(bias); free(C); free(bp); free(apk); free(want);
+}
+
+static void run_small_case(int64_t M, int64_t N, int64_t K, ft_gemm_small_plan pl, int bias_form, int act) {
+  run_small_case_a(M, N, K, pl, bias_form, act, 0);
+}
+
+/* A read in place with a row stride other than K, and A transposed (packed before the panels):
+ * both must match the reference, and both must give the bits of A contiguous (the same FMAs in
+ * the same order, only the loads differ). */
+Test(gemm, small_m_a_strides) {
+  static const int64_t Ns[] = {17, 64, 70};
+  static const int64_t Ks[] = {1, 2, 37};
+  int n = 0;
+  for (int64_t M = 1; M <= FT_GEMM_SMALL_M; M++)
+    for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+      for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++, n++) {
+        ft_gemm_small_plan pl = n % 3 ? ft_gemm_small_plan_for(M) : (ft_gemm_small_plan){(int)M, 1};
+        for (int lay = 1; lay <= 2; lay++) run_small_case_a(M, Ns[ni], Ks[ki], pl, n % 5, n % 2 ? FT_ACT_GELU : 0, lay);
+      }
+  int64_t M = 8, N = 96, K = 129;
+  float *A = rand_buf(M * K), *At = rand_buf(M * K), *C[2];
+  float *bp = scratch_buf(sizeof(float) * (size_t)ft_gemm_packed_b_floats(K, N)), *B = rand_buf(K * N);
+  float *apk = scratch_buf(sizeof(float) * (size_t)(M * K));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
+  ft_gemm_pack_b(K, N, B, N, 1, bp);
+  for (int t = 0; t < 2; t++) {
+    ft_gemm_op g;
+    memset(&g, 0, sizeof g);
+    C[t] = rand_buf(M * N);
+    g.M = M; g.N = N; g.K = K; g.c = C[t]; g.ldc = N; g.bp = bp; g.e.alpha = 1;
+    g.a = t ? At : A; g.a_rs = t ? 1 : K; g.a_cs = t ? M : 1;
+    ft_gemm_small_run(&g, ft_gemm_small_plan_for(M), apk);
+  }
+  cr_assert(memcmp(C[0], C[1], sizeof(float) * (size_t)(M * N)) == 0, "A in place and A packed differ");
+  free(A); free(At); free(B); free(bp); free(apk); free(C[0]); free(C[1]);
 }
 
 /* Every M from 1 to 16 with odd N and K, in the plan ftaxc's kernel picks and in the others
