@@ -2,8 +2,9 @@
  *
  * The ops that run on it (compiler/ops/quant.c): MatMulInteger, QLinearMatMul, ConvInteger and
  * QLinearConv with a constant weight, and the QDQ fusions ftax.QDQMatMul / ftax.QDQConv
- * (DequantizeLinear of a constant weight and of QuantizeLinear(x) into MatMul/Gemm/Conv: x is
- * quantized in the packing step, the output dequantized to float32 in the epilogue).
+ * (DequantizeLinear of a constant weight and of QuantizeLinear(x) into MatMul/Gemm/Conv, or
+ * DynamicQuantizeLinear(x) -> MatMulInteger -> Cast -> Mul by the scales: x is quantized in the
+ * packing step, the output dequantized to float32 in the epilogue).
  *
  * Operands as vpdpbusd multiplies them: B (the weight, in vector lanes) unsigned 8-bit, A (the
  * activation, one 4-byte group broadcast from memory into every lane: vpdpbusd's embedded
@@ -587,6 +588,9 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   int64_t kind = p[FT_I8_A_KIND], bs = p[FT_I8_B_SIGNED], N = c->N;
   int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
   c->qs = kind == 2 ? *(const float *)in[p[FT_I8_IN_AS]] : 1.0f;
+  /* a scale computed at run time (DynamicQuantizeLinear's) is 0 when A is all zeros: A then
+     quantizes to its zero point, as x / 1 does, and the output scale is 0 anyway */
+  if (c->qs == 0.0f) c->qs = 1.0f;
   /* a float A is quantized straight to A' (uint8) with ca as its zero point: an int8 zero point
      + 128 gives the int8 quantization shifted by 128, saturation included */
   c->ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);
