@@ -154,7 +154,10 @@ static void run_one(const icase *q, kern_fn kern, pack_fn pack, const char *path
   release(&b);
 }
 
-static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}, {37, 200, 130}, {128, 96, 97}};
+/* M % 6 of 1-2 and 3-4 runs the last sliver on the 2- and 4-row kernels: with panels of every
+ * width (16 to 64 columns) */
+static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4},
+                                    {37, 200, 130}, {128, 96, 97}, {10, 130, 33}, {16, 112, 20}, {8, 96, 9}, {3, 176, 40}, {9, 240, 7}};
 
 static void sweep(kern_fn kern, pack_fn pack, const char *path) {
   int i = 0;
@@ -331,7 +334,7 @@ static void dynamic_case(kern_fn kern, pack_fn pack, const char *path, int64_t M
 }
 
 static void dynamic_sweep(kern_fn kern, pack_fn pack, const char *path) {
-  static const int64_t dshapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {29, 130, 33}, {128, 96, 97}, {37, 200, 130}, {61, 768, 64}};
+  static const int64_t dshapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {29, 130, 33}, {128, 96, 97}, {37, 200, 130}, {61, 768, 64}, {16, 112, 20}, {3, 176, 40}};
   int i = 0;
   for (size_t s = 0; s < sizeof dshapes / sizeof dshapes[0]; s++)
     for (int b_signed = 0; b_signed < 2; b_signed++)
