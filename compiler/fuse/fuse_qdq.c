@@ -175,7 +175,8 @@ static void fuse_dynamic(ft_fuse_ctx *c, int i) {
   int cast = tf_sole_reader(c, n->out[0]);
   if (!ft_is_op(g, cast, "Cast") || ft_attr_int(&g->nodes[cast], "to", 0) != FT_FLOAT) return;
   int mul = tf_sole_reader(c, g->nodes[cast].out[0]), sv = tf_other(g, mul, g->nodes[cast].out[0]);
-  if (!ft_is_op(g, mul, "Mul") || sv < 0) return;
+  /* the Mul must not broadcast the product to a larger shape (a [1, N] scale on a vector) */
+  if (!ft_is_op(g, mul, "Mul") || sv < 0 || !tf_same_shape(g, n->out[0], g->nodes[mul].out[0])) return;
   /* the scale: the product of the activation's (one value) and the weight's (constant) */
   int sm = tf_prod(g, sv, "Mul"), sx = -1, sw = -1;
   for (int k = 0; sm >= 0 && k < 2 && sw < 0; k++) {
