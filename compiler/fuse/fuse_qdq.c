@@ -17,7 +17,20 @@
  * QuantizeLinear of a float x and whose weight's zero points are 0 (ft_conv_qdw_f32 of
  * templates/c/conv.h: x quantized as its rows are loaded, exact sums in float32); Gemm with
  * transA 0 and alpha, beta 1. The Quantize/DequantizeLinear nodes left without readers are
- * removed by the dead-code pass after fusion. */
+ * removed by the dead-code pass after fusion.
+ *
+ * The dynamic form (onnxruntime's quantize_dynamic) fuses onto the same op:
+ *
+ *   Mul(Cast(MatMulInteger(xq, wq, zx?, zw?), to=float), Mul(sx, sw))   (either operand order)
+ *     -> ftax.QDQMatMul(a, sx, zx, wq, sw, zw)
+ *
+ * with wq a constant 8-bit matrix, sw constant (per tensor or one per column), sx one value, and
+ * a = x when (xq, sx, zx) are the outputs of DynamicQuantizeLinear(x): the kernel quantizes x
+ * with sx and zx while packing it, as DynamicQuantizeLinear does. The scale is sx * sw in
+ * float32, the product the Mul computes. A bias Add and an activation after it are taken by the
+ * gemm_epilogue pass, as for the QDQ form. A DynamicQuantizeLinear whose quantized output is then
+ * read by no one becomes ftax.DynamicQuantizeScale(x) -> (scale, zero point): the range scan
+ * without the quantizing pass, which each GEMM does in its packing. */
 #include <string.h>
 
 #include "fuse_tf.h"
@@ -164,9 +177,73 @@ static void fuse_one(ft_fuse_ctx *c, int i) {
   if (nd) ft_node_set_int(f, "relu", 1);
 }
 
+/* ---- the dynamic form ---- */
+
+/* v is a float32 constant of one value, or of n values along the last axis of a rank <= 2 shape */
+static int const_scale(const ft_graph *g, int v, int64_t n) {
+  const ft_tensor *t = &g->vals[v].t;
+  if (!t->data || t->dtype != FT_FLOAT) return 0;
+  return ft_numel(t) == 1 || (ft_numel(t) == n && t->rank <= 2 && t->dims[t->rank - 1] == n);
+}
+
+/* a float32 value of one element (constant or computed), rank 0 or 1 */
+static int scalar_float(const ft_graph *g, int v) {
+  const ft_value *x = &g->vals[v];
+  return x->shape_known && x->t.dtype == FT_FLOAT && x->t.rank <= 1 && ft_numel(&x->t) == 1;
+}
+
+static void fuse_dynamic(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  const ft_node *n = &g->nodes[i];
+  int xq = input(n, 0), wq = input(n, 1), zx = input(n, 2), zw = input(n, 3);
+  if (xq < 0 || wq < 0 || n->n_out != 1) return;
+  const ft_tensor *w = &g->vals[wq].t;
+  if (!w->data || w->rank != 2 || !is_8bit(w->dtype) || !is_8bit(g->vals[xq].t.dtype)) return;
+  int64_t N = w->dims[1];
+  if (zx >= 0 && ft_numel(&g->vals[zx].t) != 1) return;
+  if (zw >= 0 && (!g->vals[zw].t.data || (ft_numel(&g->vals[zw].t) != 1 && ft_numel(&g->vals[zw].t) != N))) return;
+  int cast = tf_sole_reader(c, n->out[0]);
+  if (!ft_is_op(g, cast, "Cast") || ft_attr_int(&g->nodes[cast], "to", 0) != FT_FLOAT) return;
+  int mul = tf_sole_reader(c, g->nodes[cast].out[0]), sv = tf_other(g, mul, g->nodes[cast].out[0]);
+  /* the Mul must not broadcast the product to a larger shape (a [1, N] scale on a vector) */
+  if (!ft_is_op(g, mul, "Mul") || sv < 0 || !tf_same_shape(g, n->out[0], g->nodes[mul].out[0])) return;
+  /* the scale: the product of the activation's (one value) and the weight's (constant) */
+  int sm = tf_prod(g, sv, "Mul"), sx = -1, sw = -1;
+  for (int k = 0; sm >= 0 && k < 2 && sw < 0; k++) {
+    int a = g->nodes[sm].in[k], b = g->nodes[sm].in[1 - k];
+    if (const_scale(g, b, N) && scalar_float(g, a)) sx = a, sw = b;
+  }
+  if (sw < 0) {
+    ft_fuse_note(c, i, "MatMulInteger -> Cast -> Mul, but the scale is not the product of one activation scale and a constant weight scale");
+    return;
+  }
+  /* the activation: x itself when xq, sx and zx all come from one DynamicQuantizeLinear(x) */
+  int a = xq, dq = tf_prod(g, xq, "DynamicQuantizeLinear");
+  if (dq >= 0 && g->nodes[dq].n_out >= 3 && g->nodes[dq].out[1] == sx && g->nodes[dq].out[2] == zx &&
+      g->vals[g->nodes[dq].in[0]].t.dtype == FT_FLOAT)
+    a = g->nodes[dq].in[0];
+  int ins[6] = {a, sx, zx, wq, sw, zw}, out = g->nodes[mul].out[0], dead[2] = {i, cast};
+  /* at the Mul, the last of the three: sx may be computed after the MatMulInteger */
+  tf_rewrite(c, mul, "QDQMatMul", ins, 6, &out, 1, dead, 2);
+  ft_node_set_int(&g->nodes[mul], "transB", 0);
+}
+
+/* DynamicQuantizeLinear whose quantized output nothing reads any more: only its scale and zero
+ * point */
+static void range_only(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  const ft_node *n = &g->nodes[i];
+  if (n->n_out < 3 || n->out[0] < 0 || c->n_uses[n->out[0]] != 0) return;
+  int x = n->in[0], outs[2] = {n->out[1], n->out[2]};
+  tf_rewrite(c, i, "DynamicQuantizeScale", &x, 1, outs, 2, NULL, 0);
+}
+
 int ft_fuse_qdq(ft_fuse_ctx *c) {
   ft_graph *g = c->g;
   for (int i = 0; i < g->n_nodes; i++)
     if (ft_is_op(g, i, "Conv") || ft_is_op(g, i, "MatMul") || ft_is_op(g, i, "Gemm")) fuse_one(c, i);
+    else if (ft_is_op(g, i, "MatMulInteger")) fuse_dynamic(c, i);
+  for (int i = 0; i < g->n_nodes; i++)
+    if (ft_is_op(g, i, "DynamicQuantizeLinear")) range_only(c, i);
   return 0;
 }

@@ -155,6 +155,26 @@ static int dynamic_quantize_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ftax.DynamicQuantizeScale (compiler/fuse/fuse_qdq.c): x -> DynamicQuantizeLinear's scale and
+ * zero point, without its quantized output. */
+static int dynamic_quantize_scale_infer(ft_opctx *c) {
+  int rc = need_inputs(c, 1);
+  if (rc) return rc;
+  if (c->in[0]->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EINVALID, "x must be float32, not %s", ft_dtype_name(c->in[0]->dtype));
+  for (int j = 0; j < 2 && j < c->n_out; j++)
+    if (c->out[j]) { c->out[j]->rank = 0; c->out[j]->dtype = j == 0 ? FT_FLOAT : FT_UINT8; }
+  return 0;
+}
+
+static int dynamic_quantize_scale_plan(ft_opctx *c, ft_kcall *k) {
+  FT_K(k, ft_dynamic_quantize_scale_f32);
+  k->p[0] = ft_numel(c->in[0]);
+  k->p[1] = c->n_out > 0 && c->out[0];
+  k->p[2] = c->n_out > 1 && c->out[1];
+  k->np = 3;
+  return 0;
+}
+
 /* ---- MatMulInteger, QLinearMatMul --------------------------------------------------------- */
 
 typedef struct mm {
@@ -619,4 +639,5 @@ const ft_opdesc ft_ops_quant[] = {
     {"QLinearConv", "", qlinear_conv_infer, qlinear_conv_plan, "quant", 0},
     {"QDQMatMul", "ftax", qdq_matmul_infer, qdq_matmul_plan, "gemm_int8", 0},
     {"QDQConv", "ftax", qdq_conv_infer, qdq_conv_plan, "gemm_int8", 0},
+    {"DynamicQuantizeScale", "ftax", dynamic_quantize_scale_infer, dynamic_quantize_scale_plan, "quant", 0},
     {0}};

@@ -2,8 +2,9 @@
  *
  * The ops that run on it (compiler/ops/quant.c): MatMulInteger, QLinearMatMul, ConvInteger and
  * QLinearConv with a constant weight, and the QDQ fusions ftax.QDQMatMul / ftax.QDQConv
- * (DequantizeLinear of a constant weight and of QuantizeLinear(x) into MatMul/Gemm/Conv: x is
- * quantized in the packing step, the output dequantized to float32 in the epilogue).
+ * (DequantizeLinear of a constant weight and of QuantizeLinear(x) into MatMul/Gemm/Conv, or
+ * DynamicQuantizeLinear(x) -> MatMulInteger -> Cast -> Mul by the scales: x is quantized in the
+ * packing step, the output dequantized to float32 in the epilogue).
  *
  * Operands as vpdpbusd multiplies them: B (the weight, in vector lanes) unsigned 8-bit, A (the
  * activation, one 4-byte group broadcast from memory into every lane: vpdpbusd's embedded
@@ -471,23 +472,25 @@ static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t n
 #endif
 
 /* rows [m0, m0 + nr) x columns [j0, j0 + nc) of one panel of NV vectors: vpdpbusd over all K
- * in 6 x NV accumulators, then the epilogue from the registers. a: the sliver (G groups of
- * FT_I8_MR words), b: the panel (G groups of NV x 16 words). */
-#define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0, \
-                                int64_t nr, int64_t j0, int64_t nc) {                            \
-    __m512i acc[FT_I8_MR][NV];                                                                   \
-    _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++)                                   \
+ * in R x NV accumulators (nr <= R), then the epilogue from the registers. a: the sliver (G
+ * groups of FT_I8_MR words, of which the first R are read), b: the panel (G groups of NV x 16
+ * words). R is FT_I8_MR but for a chunk's last sliver of 1 to 4 rows (BERT's M = 128 ends in
+ * 2): a 2- or 4-row kernel skips the padding rows' vpdpbusd (two thirds of that sliver's). */
+#define FT_I8_KERNEL_RNV(NAME, R, NV)                                                            \
+  static void NAME(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0,  \
+                   int64_t nr, int64_t j0, int64_t nc) {                                         \
+    __m512i acc[R][NV];                                                                          \
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();   \
     for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, b += 64 * NV) {                           \
       __m512i bv[NV];                                                                            \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + v * 64)); \
-      _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++)                                 \
+      _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                        \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) FT_I8_DPBUSD(acc[r][v], bv[v], a + 4 * r); \
     }                                                                                            \
     int direct = c->p[FT_I8_Y_CS] == 1;                                                          \
     float tile[FT_I8_MR * FT_I8_NR];                                                             \
-    _Pragma("GCC unroll 8") for (int r = 0; r < FT_I8_MR; r++) {                                 \
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                        \
       if (r >= nr) break;                                                                        \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
         int64_t left = nc - 16 * v;                                                              \
@@ -502,6 +505,10 @@ static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t n
     }                                                                                            \
     if (!direct) ft_i8_store_t(c, tile, c->c0 + r0, nr, j0, nc);                                 \
   }
+#define FT_I8_KERNEL_NV(NV)                                                                      \
+  FT_I8_KERNEL_RNV(ft_i8_kernel_##NV, FT_I8_MR, NV)                                              \
+  FT_I8_KERNEL_RNV(ft_i8_kernel_2r_##NV, 2, NV)                                                  \
+  FT_I8_KERNEL_RNV(ft_i8_kernel_4r_##NV, 4, NV)
 #else
 #define FT_I8_KERNEL_NV(NV)                                                                      \
   static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0, \
@@ -524,6 +531,7 @@ FT_I8_KERNEL_NV(2)
 FT_I8_KERNEL_NV(3)
 FT_I8_KERNEL_NV(4)
 #undef FT_I8_KERNEL_NV
+#undef FT_I8_KERNEL_RNV
 
 /* items [lo, hi): (panel, sliver) of the chunk, each one micro-kernel call */
 static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
@@ -536,6 +544,21 @@ static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
     const int8_t *a = c->ap + s * G * FT_I8_MR * 4;
     int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
     int64_t nc = c->N - j0 < w ? c->N - j0 : w;
+#ifdef FT_I8_VNNI
+    if (nr <= 4) {
+      switch ((nr <= 2 ? 0 : 4) + w / 16) {
+      case 1: ft_i8_kernel_2r_1(c, a, b, G, r0, nr, j0, nc); break;
+      case 2: ft_i8_kernel_2r_2(c, a, b, G, r0, nr, j0, nc); break;
+      case 3: ft_i8_kernel_2r_3(c, a, b, G, r0, nr, j0, nc); break;
+      case 4: ft_i8_kernel_2r_4(c, a, b, G, r0, nr, j0, nc); break;
+      case 5: ft_i8_kernel_4r_1(c, a, b, G, r0, nr, j0, nc); break;
+      case 6: ft_i8_kernel_4r_2(c, a, b, G, r0, nr, j0, nc); break;
+      case 7: ft_i8_kernel_4r_3(c, a, b, G, r0, nr, j0, nc); break;
+      default: ft_i8_kernel_4r_4(c, a, b, G, r0, nr, j0, nc); break;
+      }
+      continue;
+    }
+#endif
     switch (w / 16) {
     case 1: ft_i8_kernel_1(c, a, b, G, r0, nr, j0, nc); break;
     case 2: ft_i8_kernel_2(c, a, b, G, r0, nr, j0, nc); break;
@@ -587,6 +610,9 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   int64_t kind = p[FT_I8_A_KIND], bs = p[FT_I8_B_SIGNED], N = c->N;
   int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
   c->qs = kind == 2 ? *(const float *)in[p[FT_I8_IN_AS]] : 1.0f;
+  /* a scale computed at run time (DynamicQuantizeLinear's) is 0 when A is all zeros: A then
+     quantizes to its zero point, as x / 1 does, and the output scale is 0 anyway */
+  if (c->qs == 0.0f) c->qs = 1.0f;
   /* a float A is quantized straight to A' (uint8) with ca as its zero point: an int8 zero point
      + 128 gives the int8 quantization shifted by 128, saturation included */
   c->ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);

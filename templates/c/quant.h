@@ -78,33 +78,40 @@ FT_DEQUANTIZE(i16, int16_t)
 FT_DEQUANTIZE(i32, int32_t)
 #undef FT_DEQUANTIZE
 
-/* DynamicQuantizeLinear to uint8. p: [n, outputs given]; out: y, scale (float scalar), zero
- * point (uint8). The
- * range always includes 0; all in float32 like the spec's reference. */
-static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const void *const *in,
-                                    void *const *out, void *scratch) {
-  (void)f; (void)scratch;
-  int64_t n = p[0];
-  const float *X = (const float *)in[0];
-  /* the range in 16 lanes (a loop the compiler vectorizes), then across them; min and max are
-     exact, so the order does not matter */
-  float lo16[16] = {0}, hi16[16] = {0}, lo = 0, hi = 0;
-  int64_t i, n16 = n / 16 * 16;
-  for (i = 0; i < n16; i += 16)
-    for (int j = 0; j < 16; j++) {
-      lo16[j] = X[i + j] < lo16[j] ? X[i + j] : lo16[j];
-      hi16[j] = X[i + j] > hi16[j] ? X[i + j] : hi16[j];
+/* DynamicQuantizeLinear's scale and zero point for n floats: the range, which always includes 0,
+ * over (uint8's) 255, all in float32 like the spec's reference. */
+static inline float ft_dynamic_range(const float *X, int64_t n, uint8_t *zp) {
+  /* the range in 32 lanes (a loop the compiler vectorizes, two independent vectors), then
+     across them; min and max are exact, so the order does not matter */
+  float lo32[32] = {0}, hi32[32] = {0}, lo = 0, hi = 0;
+  int64_t i, n32 = n / 32 * 32;
+  for (i = 0; i < n32; i += 32)
+    for (int j = 0; j < 32; j++) {
+      lo32[j] = X[i + j] < lo32[j] ? X[i + j] : lo32[j];
+      hi32[j] = X[i + j] > hi32[j] ? X[i + j] : hi32[j];
     }
-  for (i = n16; i < n; i++) {
+  for (i = n32; i < n; i++) {
     lo = X[i] < lo ? X[i] : lo;
     hi = X[i] > hi ? X[i] : hi;
   }
-  for (int j = 0; j < 16; j++) {
-    if (lo16[j] < lo) lo = lo16[j];
-    if (hi16[j] > hi) hi = hi16[j];
+  for (int j = 0; j < 32; j++) {
+    if (lo32[j] < lo) lo = lo32[j];
+    if (hi32[j] > hi) hi = hi32[j];
   }
   float scale = (hi - lo) / 255.0f, z = scale != 0 ? rintf((0 - lo) / scale) : 0;
-  uint8_t zp = (uint8_t)FT_Q_SAT(z, 0.0f, 255.0f);
+  *zp = (uint8_t)FT_Q_SAT(z, 0.0f, 255.0f);
+  return scale;
+}
+
+/* DynamicQuantizeLinear to uint8. p: [n, outputs given]; out: y, scale (float scalar), zero
+ * point (uint8). */
+static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const void *const *in,
+                                    void *const *out, void *scratch) {
+  (void)f; (void)scratch;
+  int64_t n = p[0], i;
+  const float *X = (const float *)in[0];
+  uint8_t zp;
+  float scale = ft_dynamic_range(X, n, &zp);
   uint8_t *Y = (uint8_t *)out[0];
   if (scale == 0) memset(Y, zp, (size_t)n);
   else
@@ -114,6 +121,18 @@ static void ft_dynamic_quantize_f32(const int64_t *p, const double *f, const voi
     }
   if (p[1] > 1 && out[1]) *(float *)out[1] = scale;
   if (p[1] > 2 && out[2]) *(uint8_t *)out[2] = zp;
+}
+
+/* ftax.DynamicQuantizeScale (compiler/fuse/fuse_qdq.c): DynamicQuantizeLinear without its
+ * quantized output, which the int8 GEMMs reading it compute while packing. p: [n, has scale,
+ * has zero point]; out: scale, zero point. */
+static void ft_dynamic_quantize_scale_f32(const int64_t *p, const double *f, const void *const *in,
+                                          void *const *out, void *scratch) {
+  (void)f; (void)scratch;
+  uint8_t zp;
+  float scale = ft_dynamic_range((const float *)in[0], p[0], &zp);
+  if (p[1]) *(float *)out[0] = scale;
+  if (p[2]) *(uint8_t *)out[1] = zp;
 }
 
 /* The integer matmul and conv kernels below share their inputs' roles: A (the matmul's A, the

@@ -8,8 +8,8 @@ writes, with its reference outputs computed here in numpy.
   y2 = Mul(Cast(MatMulInteger(DynamicQuantizeLinear(f), W2 int8 [16,6], x_zp, 0)), x_s * w_s)
                                                                             (dynamic)
 
-ftaxc fuses every QDQ matrix product into the int8 GEMM core (ftax.QDQConv, ftax.QDQMatMul) and
-runs MatMulInteger on it too. The reference follows the ONNX definitions: QuantizeLinear
+ftaxc fuses every QDQ matrix product into the int8 GEMM core (ftax.QDQConv, ftax.QDQMatMul), and
+the dynamic MatMulInteger -> Cast -> Mul into ftax.QDQMatMul too. The reference follows the ONNX definitions: QuantizeLinear
 divides in float32 and rounds half to even (np.rint) before saturating; a DequantizeLinear ->
 Conv/Gemm pair is computed as the exact integer sum times the scales in float32 (what the
 kernel does: the float op on dequantized values equals it up to float rounding). Run with

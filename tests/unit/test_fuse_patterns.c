@@ -812,3 +812,23 @@ Test(fuse_patterns, programs_agree) {
   char *cmp[] = {FTAX_COMPARE, f0, p0, "--atol", "1e-5", "--rtol", "1e-5", NULL};
   cr_assert_eq(tu_run(dir, &log, cmp), 0, "%s", log);
 }
+
+/* The dynamic int8 form (compiler/fuse/fuse_qdq.c) on tests/models/dynq_tiny: every
+ * MatMulInteger -> Cast -> Mul(x_scale * w_scale) becomes ftax.QDQMatMul (operands in either
+ * order, per-tensor and per-column scales, int8 and uint8 weights), the bias Adds and the Relu
+ * go into two of them (gemm_epilogue), and both DynamicQuantizeLinear nodes keep only their
+ * range (ftax.DynamicQuantizeScale); fused and unfused compute the same. */
+Test(fuse_patterns, dynamic_int8_matmuls) {
+  mb *m = mb_new(13);
+  int64_t xd[3] = {2, 5, 24};
+  mb_x(m, "x", xd, 3);
+  char *path = tu_fmt("%s/tests/models/dynq_tiny/model.onnx", FTAX_SOURCE_DIR);
+  result fused = run_model(path, m, NULL), plain = run_model(path, m, "");
+  assert_same(&fused, &plain);
+  cr_expect_eq(matches(&fused, "qdq"), 6, "%s", fused.report);
+  cr_expect_eq(matches(&fused, "gemm_epilogue"), 2, "%s", fused.report);
+  cr_expect_eq(count_op(&fused, "QDQMatMul"), 4);
+  cr_expect_eq(count_op(&fused, "DynamicQuantizeScale"), 2);
+  cr_expect_eq(count_op(&fused, "MatMulInteger") + count_op(&fused, "Cast") + count_op(&fused, "Mul") + count_op(&fused, "Add"), 0);
+  cr_expect_eq(count_op(&plain, "MatMulInteger"), 4);
+}

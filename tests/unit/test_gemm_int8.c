@@ -6,13 +6,16 @@
  * core run: this file's (vpdpbusd where the compiler targets VNNI) and gemm_int8_portable.c
  * (plain C); integer sums are exact, so both must equal the reference bit for bit, and the
  * float epilogues compute the same float expressions as the reference. One convolution case
- * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store. */
+ * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store.
+ * The dynamic form (ftax.DynamicQuantizeScale feeding ftax.QDQMatMul with a float32 A) runs
+ * against DynamicQuantizeLinear's full kernel, an integer matmul and the float epilogue. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gemm_int8.h"
+#include "quant.h"
 
 const char *gemm_int8_portable_path(void);
 void gemm_int8_portable(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
@@ -151,7 +154,10 @@ static void run_one(const icase *q, kern_fn kern, pack_fn pack, const char *path
   release(&b);
 }
 
-static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4}, {37, 200, 130}, {128, 96, 97}};
+/* M % 6 of 1-2 and 3-4 runs the last sliver on the 2- and 4-row kernels: with panels of every
+ * width (16 to 64 columns) */
+static const int64_t shapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {6, 64, 8}, {29, 130, 33}, {2, 200, 300}, {700, 20, 300}, {4500, 16, 4},
+                                    {37, 200, 130}, {128, 96, 97}, {10, 130, 33}, {16, 112, 20}, {8, 96, 9}, {3, 176, 40}, {9, 240, 7}};
 
 static void sweep(kern_fn kern, pack_fn pack, const char *path) {
   int i = 0;
@@ -252,6 +258,96 @@ Test(gemm_int8, conv_native_and_portable) {
     free(b);
   }
 }
+
+/* The dynamic form: x float32 [M, K] -> DynamicQuantizeLinear -> MatMulInteger with a constant B
+ * (int8 or uint8, zero point none, scalar or per column) -> Cast -> Mul(x_scale * b_scale, one
+ * or per column) [+ bias] [-> act]. The reference quantizes x with DynamicQuantizeLinear's own
+ * kernel (its range checked against the spec's formula here), sums in int64 and applies the
+ * epilogue's float expressions; the fused path gets the scale and zero point from
+ * ft_dynamic_quantize_scale_f32 and quantizes x while packing. Both must agree bit for bit.
+ * fill: 0 random signs, 1 all zeros (scale 0), 2 all positive (zero point 0), 3 all negative
+ * (zero point 255). */
+static void dynamic_case(kern_fn kern, pack_fn pack, const char *path, int64_t M, int64_t N, int64_t K, int b_signed,
+                         int nzb, int nsb, int bias, int act, int fill, int threads) {
+  float *x = malloc(sizeof(float) * (size_t)(M * K)), *bs = malloc(sizeof(float) * (size_t)N);
+  float *fb = malloc(sizeof(float) * (size_t)N), *want = malloc(sizeof(float) * (size_t)(M * N));
+  float *got = malloc(sizeof(float) * (size_t)(M * N));
+  uint8_t *b = malloc((size_t)(K * N)), *bz = malloc((size_t)N), *xq = malloc((size_t)(M * K));
+  for (int64_t i = 0; i < M * K; i++) {
+    float v = (float)(rnd8() - 128) * 0.0173f + 0.0041f * (float)(i % 5);
+    x[i] = fill == 1 ? 0.0f : fill == 2 ? fabsf(v) + 0.01f : fill == 3 ? -fabsf(v) - 0.01f : v;
+  }
+  for (int64_t i = 0; i < K * N; i++) b[i] = (uint8_t)rnd8();
+  for (int64_t i = 0; i < N; i++) {
+    bz[i] = (uint8_t)(rnd8() % 40 + (b_signed ? 0 : 110));
+    bs[i] = 0.0005f * (float)(1 + rnd8());
+    fb[i] = (float)(rnd8() - 128) * 0.013f;
+  }
+  /* DynamicQuantizeLinear: the spec's scale and zero point, then its kernel's quantized x */
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < M * K; i++) { lo = x[i] < lo ? x[i] : lo; hi = x[i] > hi ? x[i] : hi; }
+  float xs = (hi - lo) / 255.0f, zf = xs != 0 ? rintf(-lo / xs) : 0;
+  uint8_t xz = (uint8_t)(zf < 0 ? 0 : zf > 255 ? 255 : zf), dz = 0, fz = 0;
+  float ds = 0, fs = -1;
+  int64_t dp[2] = {M * K, 3}, sp[3] = {M * K, 1, 1};
+  const void *din[1] = {x};
+  void *dout[3] = {xq, &ds, &dz}, *sout[2] = {&fs, &fz};
+  ft_dynamic_quantize_f32(dp, NULL, din, dout, NULL);
+  ft_dynamic_quantize_scale_f32(sp, NULL, din, sout, NULL);
+  cr_expect(ds == xs && dz == xz && fs == xs && fz == xz, "%s: M %lld K %lld fill %d: scale %g/%g/%g zero point %d/%d/%d",
+            path, (long long)M, (long long)K, fill, (double)ds, (double)fs, (double)xs, dz, fz, xz);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      int64_t acc = 0;
+      int32_t zb = nzb ? ld8(bz, nzb > 1 ? n : 0, b_signed) : 0;
+      for (int64_t k = 0; k < K; k++) acc += (int64_t)(xq[m * K + k] - xz) * (ld8(b, k * N + n, b_signed) - zb);
+      float s = xs * bs[nsb > 1 ? n : 0], v = bias ? fmaf((float)(int32_t)acc, s, fb[n]) : (float)(int32_t)acc * s;
+      if (act) {
+        ft_gemm_epi e = {.act = act};
+        ft_gemm_act(&v, 1, &e);
+      }
+      want[m * N + n] = v;
+    }
+  int64_t p[FT_I8_NP];
+  memset(p, 0, sizeof p);
+  p[FT_I8_M] = M; p[FT_I8_N] = N; p[FT_I8_K] = K;
+  p[FT_I8_A_KIND] = 2; p[FT_I8_B_SIGNED] = b_signed; p[FT_I8_OUT] = FT_I8_OUT_F32;
+  p[FT_I8_B_RS] = N; p[FT_I8_B_CS] = 1; p[FT_I8_A_RS] = K; p[FT_I8_Y_RS] = N; p[FT_I8_Y_CS] = 1; p[FT_I8_NBATCH] = 1;
+  p[FT_I8_NZA] = 1; p[FT_I8_NZB] = nzb; p[FT_I8_NSB] = nsb; p[FT_I8_BIAS] = bias ? 1 : 0; p[FT_I8_ACT] = act;
+  int64_t roles[9] = {0, 1, 2, 3, 4, nzb ? 5 : -1, -1, -1, bias ? 6 : -1};
+  memcpy(p + FT_I8_IN_A, roles, sizeof roles);
+  void *packed = aligned_alloc(64, (pack(p, b, NULL) + 63) & ~(size_t)63);
+  pack(p, b, packed);
+  p[FT_I8_PACKED] = 1;
+  const void *in[7] = {x, &fs, &fz, packed, bs, bz, fb};
+  void *out[1] = {got}, *scratch = malloc(ft_i8_scratch(p));
+  ft_set_threads(threads);
+  kern(p, NULL, in, out, scratch);
+  ft_set_threads(0);
+  int64_t bad = -1;
+  for (int64_t i = 0; i < M * N && bad < 0; i++)
+    if (memcmp(&want[i], &got[i], sizeof(float))) bad = i;
+  cr_expect(bad < 0, "%s: M %lld N %lld K %lld b_signed %d nzb %d nsb %d bias %d act %d fill %d threads %d: differs at %lld: %g, want %g",
+            path, (long long)M, (long long)N, (long long)K, b_signed, nzb, nsb, bias, act, fill, threads, (long long)bad,
+            bad < 0 ? 0.0 : (double)got[bad], bad < 0 ? 0.0 : (double)want[bad]);
+  free(x); free(bs); free(fb); free(want); free(got); free(b); free(bz); free(xq); free(packed); free(scratch);
+}
+
+static void dynamic_sweep(kern_fn kern, pack_fn pack, const char *path) {
+  static const int64_t dshapes[][3] = {{1, 1, 1}, {7, 17, 5}, {13, 70, 67}, {29, 130, 33}, {128, 96, 97}, {37, 200, 130}, {61, 768, 64}, {16, 112, 20}, {3, 176, 40}};
+  int i = 0;
+  for (size_t s = 0; s < sizeof dshapes / sizeof dshapes[0]; s++)
+    for (int b_signed = 0; b_signed < 2; b_signed++)
+      for (int v = 0; v < 4; v++, i++) {
+        int64_t N = dshapes[s][1];
+        int nzb = v == 0 ? 0 : v == 1 ? 1 : (int)N, nsb = i % 2 ? (int)N : 1;
+        dynamic_case(kern, pack, path, dshapes[s][0], N, dshapes[s][2], b_signed, nzb, nsb, i % 3 != 0,
+                     (int[]){0, 0, FT_ACT_GELU}[i % 3], (i / 3) % 4, i % 2 ? 3 : 1);
+      }
+}
+
+Test(gemm_int8, dynamic_native_matches_reference) { dynamic_sweep(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH); }
+Test(gemm_int8, dynamic_portable_matches_reference) { dynamic_sweep(gemm_int8_portable, gemm_int8_portable_pack, "portable"); }
 
 #ifdef __AVX512VNNI__
 Test(gemm_int8, vnni_compiled_where_targeted) { cr_assert_str_eq(FT_I8_PATH, "avx512_vnni"); }
