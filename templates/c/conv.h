@@ -39,17 +39,27 @@ static inline int64_t ft_conv_kg(const int64_t *p) {
   return p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
 }
 
-/* Depthwise weights [C, taps] as blocks of 16 channels, each [taps][16] (zeros past C): the
- * tap vectors of the channel-vector path (ft_dwv_item). */
-static size_t ft_conv_dw_pack_w(const int64_t *p, const float *w, float *dst) {
+/* Packed depthwise weights: [C, taps] as blocks of 16 channels, each [taps][16] (zeros past C),
+ * the tap vectors of the channel-vector path (ft_dwv_item). Tap t of channel c is at
+ * ft_dw_packed_at(c, t, taps). */
+static inline int64_t ft_dw_packed_at(int64_t c, int64_t t, int64_t T) { return (c / 16 * T + t) * 16 + c % 16; }
+
+/* w [C, taps] in that layout, as floats: w is float (kind 0), int8 (1) or uint8 (2; the QDQ
+ * depthwise's integer weights, ft_conv_qdw_pack_w). */
+static size_t ft_conv_dw_pack_as(const int64_t *p, const void *w, int kind, float *dst) {
   int64_t C = p[FT_CV_C], T = ft_conv_kg(p), nb = (C + 15) / 16;
   size_t bytes = sizeof(float) * (size_t)(nb * T * 16);
   if (!dst) return bytes;
   memset(dst, 0, bytes);
   for (int64_t c = 0; c < C; c++)
-    for (int64_t t = 0; t < T; t++) dst[(c / 16 * T + t) * 16 + c % 16] = w[c * T + t];
+    for (int64_t t = 0; t < T; t++)
+      dst[ft_dw_packed_at(c, t, T)] = kind == 0   ? ((const float *)w)[c * T + t]
+                                      : kind == 1 ? (float)((const int8_t *)w)[c * T + t]
+                                                  : (float)((const uint8_t *)w)[c * T + t];
   return bytes;
 }
+
+static size_t ft_conv_dw_pack_w(const int64_t *p, const float *w, float *dst) { return ft_conv_dw_pack_as(p, w, 0, dst); }
 
 /* Prepack hook: every group's weight matrix into A slivers, one group after another; in the
  * transposed modes (FT_CV_POINTWISE_T, FT_CV_IM2COL_T) each group's W^T [C_in/g * kernel,
@@ -651,7 +661,7 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   int64_t ws = p[FT_CV_PACKED] ? 16 : 1;
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + pl * IHW, *w = c->W + (ws == 1 ? ch * KHW : ch / 16 * 16 * KHW + ch % 16);
+    const float *x = c->X + pl * IHW, *w = c->W + (ws == 1 ? ch * KHW : ft_dw_packed_at(ch, 0, KHW));
     float *y = c->Y + pl * OHW, b0 = c->bias ? c->bias[ch] : 0.0f;
     const float *res = c->R ? c->R + pl * OHW : NULL;
     if (geo->rows) ft_conv_dw_plane_bands(p, geo, x, w, ws, b0, y, res, c->e);
@@ -721,16 +731,7 @@ enum {
 
 /* w as ft_conv_dw_pack_w lays out floats: its integers as floats */
 static size_t ft_conv_qdw_pack_w(const int64_t *p, const void *src, void *dst) {
-  int64_t C = p[FT_CV_C], T = ft_conv_kg(p), nb = (C + 15) / 16;
-  size_t bytes = sizeof(float) * (size_t)(nb * T * 16);
-  if (!dst) return bytes;
-  float *d = (float *)dst;
-  memset(d, 0, bytes);
-  for (int64_t c = 0; c < C; c++)
-    for (int64_t t = 0; t < T; t++)
-      d[(c / 16 * T + t) * 16 + c % 16] =
-          p[FT_QDW_W_SIGNED] ? (float)((const int8_t *)src)[c * T + t] : (float)((const uint8_t *)src)[c * T + t];
-  return bytes;
+  return ft_conv_dw_pack_as(p, src, p[FT_QDW_W_SIGNED] ? 1 : 2, (float *)dst);
 }
 
 typedef struct {
@@ -755,7 +756,7 @@ static void ft_conv_qdw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
     float *y = c->Y + pl * OH * OW, sc = c->q->scale[ch];
     float w[FT_QDW_MAXTAPS];
     for (int64_t t = 0; t < T; t++)
-      w[t] = p[FT_CV_PACKED] ? ((const float *)c->W)[(ch / 16 * T + t) * 16 + ch % 16]
+      w[t] = p[FT_CV_PACKED] ? ((const float *)c->W)[ft_dw_packed_at(ch, t, T)]
              : p[FT_QDW_W_SIGNED] ? (float)((const int8_t *)c->W)[ch * T + t]
                                   : (float)((const uint8_t *)c->W)[ch * T + t];
     for (int64_t oh = 0; oh < OH; oh++)

@@ -1020,8 +1020,8 @@ static void ft_gemm_run(const ft_gemm_op *g) {
  * FMAs. The blocked path above cuts such an M into MR-row slivers (16 = 12 + 4: the second
  * sliver reads the B panel again for a third of the FMAs) and K into blocks whose partial sums
  * go through C. Here a work item is one NR-wide column panel of C: the tile holds the panel's
- * rows for all of K, so B is read once per sliver, the few rows of A (read in place, or packed
- * k-major into the call's scratch when transposed) stay in L1/L2 across panels, and the
+ * rows for all of K, so B is read once per sliver, the few rows of A (read in place, or copied
+ * row by row into the call's scratch when transposed) stay in L1/L2 across panels, and the
  * epilogue runs once per element.
  *
  * The tile plan (ft_gemm_small_plan) picks the rows per sliver (ms) and the vectors per tile
@@ -1043,30 +1043,15 @@ static inline ft_gemm_small_plan ft_gemm_small_plan_for(int64_t M) {
   return pl;
 }
 
-/* A's rows [m0, m0 + mr) k-major into dst: element (m0 + r, k) at dst[k * mr + r]. */
-static void ft_gemm_small_pack_a(const float *a, int64_t rs, int64_t cs, int64_t m0, int mr, int64_t K,
-                                 float *restrict dst) {
-  if (cs == 1)
-    for (int r = 0; r < mr; r++) {
-      const float *src = a + (m0 + r) * rs;
-      for (int64_t k = 0; k < K; k++) dst[k * mr + r] = src[k];
-    }
-  else
-    for (int64_t k = 0; k < K; k++)
-      for (int r = 0; r < mr; r++) dst[k * mr + r] = a[(m0 + r) * rs + k * cs];
-}
-
 /* t (mr rows of stride NR, nv vectors each) = A rows * B panel columns (K rows of stride NR, nv
- * vectors from b), A's element (i, k) at a[i * ars + k * acs]: packed k-major (ars 1, acs mr) or
- * read in place (acs 1, ars the row stride). Each FMA takes its A element as a broadcast from
- * memory either way, so reading A in place costs the same loads as reading it packed and saves
- * the pack, a transpose by scalar stores that took 10% of a 2-layer BERT at sequence 8. One row
- * alone would chain every FMA on the one before: its even and odd k go to separate accumulators,
- * summed at the end. */
+ * vectors from b), A's element (i, k) at a[i * ars + k]: rows of A where they lie, ars apart.
+ * Each FMA takes its A element as a broadcast from memory, which costs the same from mr rows
+ * as from a k-major packed copy (measured: the copy, a transpose by scalar stores, took 10% of
+ * a 2-layer BERT at sequence 8). One row alone would chain every FMA on the one before: its
+ * even and odd k go to separate accumulators, summed at the end. */
 static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int mr, const int nv, int64_t K,
                                                                      const float *restrict a, int64_t ars,
-                                                                     int64_t acs, const float *restrict b,
-                                                                     float *restrict t) {
+                                                                     const float *restrict b, float *restrict t) {
   ft_v16f c0[FT_GEMM_SMALL_M], c1[FT_GEMM_SMALL_M];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
@@ -1075,12 +1060,12 @@ static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int m
     ft_v16f d0 = {0}, d1 = {0};
     for (; k + 1 < K; k += 2) {
       c0[0] += a[0] * *(const ft_v16u *)b;
-      d0 += a[acs] * *(const ft_v16u *)(b + FT_GEMM_NR);
+      d0 += a[1] * *(const ft_v16u *)(b + FT_GEMM_NR);
       if (nv == 2) {
         c1[0] += a[0] * *(const ft_v16u *)(b + 16);
-        d1 += a[acs] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
+        d1 += a[1] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
       }
-      a += 2 * acs;
+      a += 2;
       b += 2 * FT_GEMM_NR;
     }
     if (k < K) {
@@ -1099,7 +1084,7 @@ static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int m
       c0[i] += a[i * ars] * b0;
       if (nv == 2) c1[i] += a[i * ars] * b1;
     }
-    a += acs;
+    a++;
     b += FT_GEMM_NR;
   }
 #pragma GCC unroll 16
@@ -1109,14 +1094,10 @@ static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int m
   }
 }
 
-/* ft_gemm_small_tileNV_MR: A packed; ft_gemm_small_tiledNV_MR: A in place, rows ars apart. */
 #define FT_GEMM_SMALL_TILE(NV_, MR_)                                                                        \
-  static void ft_gemm_small_tile##NV_##_##MR_(int64_t K, const float *a, const float *b, float *t) {        \
-    ft_gemm_small_tile(MR_, NV_, K, a, 1, MR_, b, t);                                                       \
-  }                                                                                                         \
-  static void ft_gemm_small_tiled##NV_##_##MR_(int64_t K, const float *a, int64_t ars, const float *b,      \
-                                               float *t) {                                                  \
-    ft_gemm_small_tile(MR_, NV_, K, a, ars, 1, b, t);                                                       \
+  static void ft_gemm_small_tile##NV_##_##MR_(int64_t K, const float *a, int64_t ars, const float *b,       \
+                                              float *t) {                                                   \
+    ft_gemm_small_tile(MR_, NV_, K, a, ars, b, t);                                                          \
   }
 #define FT_GEMM_SMALL_TILES(MR_) FT_GEMM_SMALL_TILE(1, MR_) FT_GEMM_SMALL_TILE(2, MR_)
 FT_GEMM_SMALL_TILES(1) FT_GEMM_SMALL_TILES(2) FT_GEMM_SMALL_TILES(3) FT_GEMM_SMALL_TILES(4)
@@ -1128,8 +1109,7 @@ FT_GEMM_SMALL_TILES(13) FT_GEMM_SMALL_TILES(14) FT_GEMM_SMALL_TILE(1, 15) FT_GEM
 
 /* [rows][vectors - 1]; no two-vector tile past 14 rows (its accumulators alone would fill the
  * registers) */
-typedef void (*ft_gemm_small_fn)(int64_t, const float *, const float *, float *);
-typedef void (*ft_gemm_small_dfn)(int64_t, const float *, int64_t, const float *, float *);
+typedef void (*ft_gemm_small_fn)(int64_t, const float *, int64_t, const float *, float *);
 #define FT_GEMM_SMALL_ROW(MR_) {ft_gemm_small_tile1_##MR_, ft_gemm_small_tile2_##MR_},
 static const ft_gemm_small_fn ft_gemm_small_tiles[FT_GEMM_SMALL_M + 1][2] = {
     {NULL, NULL},
@@ -1137,14 +1117,6 @@ static const ft_gemm_small_fn ft_gemm_small_tiles[FT_GEMM_SMALL_M + 1][2] = {
     FT_GEMM_SMALL_ROW(5) FT_GEMM_SMALL_ROW(6) FT_GEMM_SMALL_ROW(7) FT_GEMM_SMALL_ROW(8)
     FT_GEMM_SMALL_ROW(9) FT_GEMM_SMALL_ROW(10) FT_GEMM_SMALL_ROW(11) FT_GEMM_SMALL_ROW(12)
     FT_GEMM_SMALL_ROW(13) FT_GEMM_SMALL_ROW(14) {ft_gemm_small_tile1_15, NULL}, {ft_gemm_small_tile1_16, NULL}};
-#undef FT_GEMM_SMALL_ROW
-#define FT_GEMM_SMALL_ROW(MR_) {ft_gemm_small_tiled1_##MR_, ft_gemm_small_tiled2_##MR_},
-static const ft_gemm_small_dfn ft_gemm_small_dtiles[FT_GEMM_SMALL_M + 1][2] = {
-    {NULL, NULL},
-    FT_GEMM_SMALL_ROW(1) FT_GEMM_SMALL_ROW(2) FT_GEMM_SMALL_ROW(3) FT_GEMM_SMALL_ROW(4)
-    FT_GEMM_SMALL_ROW(5) FT_GEMM_SMALL_ROW(6) FT_GEMM_SMALL_ROW(7) FT_GEMM_SMALL_ROW(8)
-    FT_GEMM_SMALL_ROW(9) FT_GEMM_SMALL_ROW(10) FT_GEMM_SMALL_ROW(11) FT_GEMM_SMALL_ROW(12)
-    FT_GEMM_SMALL_ROW(13) FT_GEMM_SMALL_ROW(14) {ft_gemm_small_tiled1_15, NULL}, {ft_gemm_small_tiled1_16, NULL}};
 #undef FT_GEMM_SMALL_ROW
 
 /* Rows [m0, m0 + mr) of t (stride NR) into C's columns [n0, n0 + w) through the epilogue; w of
@@ -1161,21 +1133,21 @@ static void ft_gemm_small_store(const ft_gemm_op *g, const float *t, int64_t m0,
   }
 }
 
-/* Column panel jr of C, every row, all of K: g->ap holds A packed by ft_gemm_small_pack_a in
- * slivers of pl.ms rows (sliver s at ap + s * ms * K), or is NULL and A is read in place (g->a,
- * rows a_rs apart, a_cs 1); g->bp B packed (ft_gemm_pack_b). */
+/* Column panel jr of C, every row, all of K: A's rows from g->ap (a copy of them, K apart), or
+ * where they lie when it is NULL (g->a, rows a_rs apart, a_cs 1); g->bp B packed
+ * (ft_gemm_pack_b). */
 static void ft_gemm_small_panel(const ft_gemm_op *g, ft_gemm_small_plan pl, int64_t jr) {
   float t[FT_GEMM_SMALL_M * FT_GEMM_NR] __attribute__((aligned(64)));
   int64_t K = g->K, n0 = jr * FT_GEMM_NR;
   int nr = g->N - n0 < FT_GEMM_NR ? (int)(g->N - n0) : FT_GEMM_NR;
-  const float *b = g->bp + jr * K * FT_GEMM_NR;
+  const float *b = g->bp + jr * K * FT_GEMM_NR, *a = g->ap ? g->ap : g->a;
+  int64_t ars = g->ap ? K : g->a_rs;
   for (int64_t m0 = 0; m0 < g->M; m0 += pl.ms) {
     int mr = g->M - m0 < pl.ms ? (int)(g->M - m0) : pl.ms;
     for (int h = 0; h < 2; h += pl.nv) { /* one pass of the whole panel, or its two halves */
       int w = pl.nv == 2 ? nr : (h ? nr - 16 : (nr < 16 ? nr : 16));
       if (w <= 0) break;
-      if (g->ap) ft_gemm_small_tiles[mr][pl.nv - 1](K, g->ap + m0 * K, b + 16 * h, t + 16 * h);
-      else ft_gemm_small_dtiles[mr][pl.nv - 1](K, g->a + m0 * g->a_rs, g->a_rs, b + 16 * h, t + 16 * h);
+      ft_gemm_small_tiles[mr][pl.nv - 1](K, a + m0 * ars, ars, b + 16 * h, t + 16 * h);
       ft_gemm_small_store(g, t + 16 * h, m0, mr, n0 + 16 * h, w);
     }
   }
@@ -1192,17 +1164,16 @@ static void ft_gemm_small_run_panels(const void *ctx, int64_t lo, int64_t hi) {
 }
 
 /* C = epilogue(A * B) for M <= FT_GEMM_SMALL_M with B prepacked (g->bp): A (g->a, strides
- * a_rs and a_cs) is read in place when its rows are contiguous (a_cs 1), else packed into apk
- * (M * K floats, the caller's), then the panels run, over the threads when the call is big
- * enough. */
+ * a_rs and a_cs) is read in place when its rows are contiguous (a_cs 1), else its rows are
+ * copied into apk (M * K floats, the caller's), then the panels run, over the threads when
+ * the call is big enough. */
 static void ft_gemm_small_run(const ft_gemm_op *g0, ft_gemm_small_plan pl, float *apk) {
   if (g0->M <= 0 || g0->N <= 0) return;
   ft_gemm_op g = *g0;
   g.ap = NULL;
   if (g.a_cs != 1) {
-    for (int64_t m0 = 0; m0 < g.M; m0 += pl.ms)
-      ft_gemm_small_pack_a(g.a, g.a_rs, g.a_cs, m0, g.M - m0 < pl.ms ? (int)(g.M - m0) : pl.ms, g.K,
-                           apk + m0 * g.K);
+    for (int64_t k = 0; k < g.K; k++)
+      for (int64_t r = 0; r < g.M; r++) apk[r * g.K + k] = g.a[r * g.a_rs + k * g.a_cs];
     g.ap = apk;
   }
   ft_gemm_small_ctx c = {&g, pl};

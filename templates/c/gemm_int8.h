@@ -152,7 +152,7 @@ typedef struct {
 
 static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
   float v = rintf(x / s) + (float)z;
-  return (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+  return (uint8_t)(!(v > 0.0f) ? 0.0f : v > 255.0f ? 255.0f : v); /* NaN: 0, as the vector max gives */
 }
 
 /* n elements of A from x as uint8 A' into d: float32 quantized with (qs, ca), int8 + 128

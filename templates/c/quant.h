@@ -16,7 +16,9 @@
 #include "parallel.h"
 #include "tensor.h"
 
-#define FT_Q_SAT(v, lo, hi) ((v) < (lo) ? (lo) : (v) > (hi) ? (hi) : (v))
+/* Saturation to [lo, hi]; NaN gives lo, as ONNX Runtime's vector quantizer does (and a NaN
+ * converted to an integer type would be undefined behaviour). */
+#define FT_Q_SAT(v, lo, hi) (!((v) > (lo)) ? (lo) : (v) > (hi) ? (hi) : (v))
 
 /* zero point i of a tensor with n of them (absent: 0) */
 #define FT_Q_ZP(T, ptr, n, i) ((ptr) ? (int32_t)((const T *)(ptr))[(n) > 1 ? (i) : 0] : 0)

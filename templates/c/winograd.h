@@ -105,10 +105,9 @@ typedef struct {
   const ft_wino_geo *g;
   const float *x;
   float *v;
-  int ms; /* 0: each V_xi row-major [tiles][C]; else packed for the small-M GEMM in slivers of ms rows */
 } ft_wino_in_ctx;
 
-/* Tiles [lo, hi): B^T d B for every channel into V[xi] (row-major or, few tiles, small-M packed). */
+/* Tiles [lo, hi): B^T d B for every channel into V[xi], row-major [tiles][C]. */
 static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
   const ft_wino_geo *g = k->g;
@@ -133,14 +132,6 @@ static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
         }
       for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
       for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
-      if (k->ms) { /* element (t, c) of sliver t / ms at c * mr + t % ms (ft_gemm_small_pack_a) */
-        int64_t s0 = t / k->ms * k->ms, mr = T - s0 < k->ms ? T - s0 : k->ms;
-        for (int xi = 0; xi < FT_WINO_P; xi++) {
-          float *dst = k->v + (int64_t)xi * T * g->C + s0 * g->C + c0 * mr + (t - s0);
-          for (int l = 0; l < cn; l++) dst[l * mr] = d[xi][l];
-        }
-        continue;
-      }
       for (int xi = 0; xi < FT_WINO_P; xi++) {
         float *dst = k->v + ((int64_t)xi * T + t) * g->C + c0;
         if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
@@ -269,7 +260,7 @@ static void ft_wino_gemms_run(const void *ctx, int64_t lo, int64_t hi) {
 }
 
 /* The same with few tiles (M <= FT_GEMM_SMALL_M: a 13x13 or 7x7 plane): item it is column panel
- * it % per of GEMM it / per on the small-M GEMM, whose A the input transform wrote packed. The
+ * it % per of GEMM it / per on the small-M GEMM, which reads A's rows in place. The
  * blocked path cut 16 rows into 12 + 4 and packed its A sliver again for every panel: the GEMMs
  * ran at 2/3 of the small-M rate. */
 typedef struct {
@@ -296,7 +287,7 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   int par = flops > FT_GEMM_PAR_FLOPS;
   ft_gemm_small_plan pl = ft_gemm_small_plan_for(T);
   int small = T <= FT_GEMM_SMALL_M && g->C > 0;
-  ft_wino_in_ctx ic = {g, x, v, small ? pl.ms : 0};
+  ft_wino_in_ctx ic = {g, x, v};
   ft_parallel_for(T, par, ft_wino_input_run, &ic);
   int64_t per = ft_gemm_packed_b_floats(g->C, g->CO);
   ft_gemm_op ops[FT_WINO_P];
@@ -308,7 +299,6 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
     op->bp = u + xi * per;
     op->c = m + (int64_t)xi * T * g->CO; op->ldc = g->CO;
     op->e.alpha = 1.0f;
-    if (small) op->ap = op->a;
   }
   if (small) {
     ft_wino_small_ctx sc = {ops, pl, (g->CO + FT_GEMM_NR - 1) / FT_GEMM_NR};
@@ -387,7 +377,7 @@ static void ft_conv_wino_f32(const int64_t *p, const double *f, const void *cons
   int64_t T = ft_wino_tiles(&g);
   if (T <= 0 || g.CO <= 0) return;
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g.C, *u = m + FT_WINO_P * T * g.CO;
-  ft_wino_in_ctx ic = {&g, (const float *)in[0], v, 0};
+  ft_wino_in_ctx ic = {&g, (const float *)in[0], v};
   ft_parallel_for(T, 0, ft_wino_input_run, &ic);
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     ft_wino_u_point(g.C, g.CO, w, xi, u);

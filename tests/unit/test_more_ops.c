@@ -153,6 +153,33 @@ Test(quant, quantize_without_zero_point) {
   for (int i = 0; i < 6; i++) cr_expect_eq(yv[i], want[i], "element %d", i);
 }
 
+/* NaN quantizes to the low end of the type (no undefined float-to-integer conversion), the
+ * infinities saturate; int8 with a zero point */
+Test(quant, quantize_nan_and_infinities) {
+  tu_one o = tu_one_new("QuantizeLinear", 13, 3, 1);
+  float xv[5] = {NAN, 1, -INFINITY, INFINITY, -NAN};
+  float sc = 1;
+  int8_t zp = 3;
+  int64_t xd[1] = {5};
+  tu_one_input(&o, 0, FT_FLOAT, 1, xd, xv);
+  tu_one_input(&o, 1, FT_FLOAT, 0, NULL, &sc);
+  tu_one_input(&o, 2, FT_INT8, 0, NULL, &zp);
+  tu_one_run(&o, 0);
+  const ft_tensor *y = tu_one_output(&o, 0);
+  cr_assert_eq(y->dtype, FT_INT8);
+  const int8_t want[5] = {-128, 4, -128, 127, -128}, *yv = y->data;
+  for (int i = 0; i < 5; i++) cr_expect_eq(yv[i], want[i], "element %d", i);
+  tu_one u = tu_one_new("QuantizeLinear", 13, 2, 1); /* uint8, no zero point: 17 values, a vector and a tail */
+  float uv[17];
+  for (int i = 0; i < 17; i++) uv[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? -INFINITY : INFINITY;
+  int64_t ud[1] = {17};
+  tu_one_input(&u, 0, FT_FLOAT, 1, ud, uv);
+  tu_one_input(&u, 1, FT_FLOAT, 0, NULL, &sc);
+  tu_one_run(&u, 0);
+  const uint8_t *uy = tu_one_output(&u, 0)->data;
+  for (int i = 0; i < 17; i++) cr_expect_eq(uy[i], i % 3 == 2 ? 255 : 0, "uint8 element %d", i);
+}
+
 /* MatMulInteger without zero points: the kernel must not read inputs 2 and 3 */
 Test(quant, matmul_integer_two_inputs) {
   tu_one o = tu_one_new("MatMulInteger", 10, 2, 1);
