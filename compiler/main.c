@@ -21,6 +21,7 @@ typedef struct options {
   int cuda;            /* --target cuda */
   int bf16;            /* --precision bf16 (C target) */
   int no_winograd;     /* --no-winograd (C target) */
+  int no_blocked;      /* --no-blocked (C target) */
   ft_cuda_opts cu;
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
@@ -60,6 +61,8 @@ static void usage(FILE *f) {
           "                     storage, fp32 accumulation)\n"
           "  --no-winograd      C: 3x3 stride-1 convs on the direct kernel instead of Winograd F(4x4,3x3)\n"
           "                     (which does 2.25x fewer multiplies, with errors up to ~10x the direct sum's)\n"
+          "  --no-blocked       C: convs read and write NCHW only (else a pointwise conv feeding a depthwise\n"
+          "                     conv alone hands it channels in blocks of 16: no transposes between them)\n"
           "  --cuda-graph       cuda: capture the whole run once at init and replay it\n"
           "  --arch SM          cuda: nvcc -arch (default sm_90: H100/H200; compute_90 embeds PTX only)\n"
           "  --nvcc NVCC        cuda: the compiler (default: $NVCC, nvcc, /usr/local/cuda/bin/nvcc);\n"
@@ -113,6 +116,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--embed-weights")) o->embed_weights = 1;
     else if (!strcmp(a, "--no-fold")) o->no_fold = 1;
     else if (!strcmp(a, "--no-winograd")) o->no_winograd = 1;
+    else if (!strcmp(a, "--no-blocked")) o->no_blocked = 1;
     else if (!strcmp(a, "--dump")) o->dump = 1;
     else if (!strcmp(a, "--freestanding")) o->freestanding = 1;
     else if (!strcmp(a, "--target")) {
@@ -357,7 +361,7 @@ static int compile(options *o, ft_err *e) {
   int rc = ft_load_model(o->model, &g, e);
   if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
   ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
-                        o->no_winograd};
+                        o->no_winograd, o->no_blocked};
   if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
   if (!rc && o->dump) ft_graph_dump(g, stdout);
   if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);

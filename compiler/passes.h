@@ -60,6 +60,7 @@ typedef struct ft_lowered {
   ft_kcall *calls;   /* calls[i] for order[i]; kernel NULL for alias nodes */
   int bf16, n_bf16;  /* lowered with FT_LOWER_BF16; the calls it moved to the bf16 kernels */
   int no_concat_elision; /* the memory plan keeps every Concat's copy (set by the CUDA target) */
+  int n_blocked;     /* conv-to-conv edges in the blocked layout (ft_blocked_layout) */
 } ft_lowered;
 int ft_lower(ft_graph *g, ft_lowered *lw, ft_err *e);
 /* The same; prepack 0 leaves constants in their ONNX layout (backends whose kernels read that). */
@@ -78,6 +79,13 @@ void ft_conv_winograd_off(ft_kcall *k);
 /* bf16: a shifted Conv with a small output plane to im2col^T (compiler/ops/conv.c). */
 void ft_conv_bf16_small_plane(ft_kcall *k);
 void ft_lowered_free(ft_lowered *lw);
+
+/* The C target in fp32, after lowering: pointwise^T -> depthwise edges whose value nothing
+ * else reads go into the blocked layout (compiler/passes/blocked.c, FT_CV_LAYOUT). */
+int ft_blocked_layout(ft_graph *g, ft_lowered *lw, ft_err *e);
+/* Whether a planned call can be that side of such an edge (compiler/ops/conv.c): side
+ * FT_CV_Y_BLOCKED a pointwise^T conv that writes it, FT_CV_X_BLOCKED a depthwise conv that reads it. */
+int ft_conv_blocked_side(const ft_kcall *k, int side);
 
 /* Memory plan: where every value lives. */
 enum { FT_S_NONE = 0, FT_S_ARENA, FT_S_WEIGHT, FT_S_INPUT, FT_S_OUTPUT };

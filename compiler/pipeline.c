@@ -62,12 +62,14 @@ int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_m
     rc = ft_lower_ex(g, lw, lower, e);
   }
   if (!rc && o->cuda) rc = ft_target_cuda(g, lw, o->cuda, libs, e);
+  if (!rc && !o->cuda && !o->no_blocked) rc = ft_blocked_layout(g, lw, e);
   if (!rc) rc = ft_plan_memory(g, lw, mp, e);
   if (!rc && o->report) {
     int kernels = 0;
     for (int s = 0; s < lw->n; s++) kernels += lw->calls[s].entry != NULL && !mp->elided[s];
     fprintf(o->report, "  kernels      %5d calls (%d views without a copy, %d in-place, %d concats written in place)\n",
             kernels, mp->n_alias, mp->n_inplace, mp->n_concat);
+    if (!o->cuda) fprintf(o->report, "  blocked      %5d edges in the blocked layout\n", lw->n_blocked);
     if (o->bf16) fprintf(o->report, "  bf16         %5d calls on the bf16 GEMM core (the rest fp32)\n", lw->n_bf16);
     fprintf(o->report, "  arena        %zu bytes (lower bound %zu, %.2fx)\n", mp->arena_bytes, mp->lower_bound,
             mp->lower_bound ? (double)mp->arena_bytes / (double)mp->lower_bound : 1.0);

@@ -16,9 +16,11 @@ typedef struct ft_compile_opts {
   FILE *report;       /* --report: node counts per stage, arena and weights */
   int bf16;           /* C target, --precision bf16: matrix products on the bf16 GEMM core */
   int no_winograd;    /* C target, --no-winograd: 3x3 convs on the direct kernel */
+  int no_blocked;     /* C target, --no-blocked: every conv reads and writes NCHW */
 } ft_compile_opts;
 
-/* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target) → plan memory.
+/* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target, or the C
+ * target's blocked conv edges) → plan memory.
  * libs: what the CUDA target found the program needs (untouched for the C target). */
 int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_memplan *mp, ft_cuda_libs *libs,
                      ft_err *e);

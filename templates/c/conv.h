@@ -357,6 +357,43 @@ static inline __attribute__((always_inline)) __m512 ft_dwq_v16(__m512 x, __m512 
 }
 #endif
 
+/* The channel-vector path's geometry (below): outside the AVX-512 part so that the compiler can
+ * tell which convs take the path (compiler/passes/blocked.c) whatever it was built for. */
+#define FT_DWV_RING 12288   /* floats in the ring of transposed input rows: 48 KiB of stack */
+#define FT_DWV_OUTPIX 256   /* output pixel vectors waiting to be transposed back */
+#define FT_DWV_MAXNW 16
+
+typedef struct ft_dwv_geo {
+  int64_t nw;     /* chunk: output pixels per set of accumulators */
+  int64_t chunks; /* chunks per output row (the last one may run past the row: its extra
+                     pixels read zeros and are dropped) */
+  int64_t Wr;     /* pixels per ring row: the padded row and the last chunk's reach */
+  int64_t RB;     /* ring rows */
+  int64_t band;   /* output rows per work item */
+} ft_dwv_geo;
+
+/* The geometry, or 0 when the path does not take this conv (3-D, negative pads, a window of
+ * more than FT_DW_MAXTAPS taps, rows too wide for the ring or the output buffer). */
+static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
+  int64_t IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
+  int64_t sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], pw = p[FT_CV_P + 2];
+  memset(g, 0, sizeof *g);
+  if (p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || pw < 0 || KH * KW > FT_DW_MAXTAPS) return 0;
+  g->nw = OW % 14 == 0 ? 14 : OW % 8 && OW % 7 == 0 ? 7 : 8; /* the zoo's rows: 7, 14, 28 wide and multiples of 8 */
+  g->chunks = (OW + g->nw - 1) / g->nw;
+  int64_t reach = (g->chunks * g->nw - 1) * sw + (KW - 1) * dw + 1, win = (KH - 1) * dh + 1;
+  g->Wr = reach > pw + IW ? reach : pw + IW;
+  g->RB = FT_DWV_RING / (16 * g->Wr);
+  if (g->RB < win || 15 + g->chunks * g->nw > FT_DWV_OUTPIX) return 0;
+  int64_t blocks = p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16);
+  int64_t bands = blocks >= 8 ? 1 : (8 + blocks - 1) / blocks; /* a few items per thread */
+  if (bands > OH) bands = OH;
+  g->band = (OH + bands - 1) / bands;
+  int64_t rows = (g->band - 1) * sh + win; /* padded rows of a band */
+  if (g->RB > rows) g->RB = rows;
+  return 1;
+}
+
 #ifdef __AVX512F__
 /* Depthwise 2-D conv with AVX-512, 16 channels at a time with the channels in the vector lanes
  * (the blocked layout that oneDNN keeps between layers, made here on the fly): each input pixel
@@ -374,19 +411,9 @@ static inline __attribute__((always_inline)) __m512 ft_dwq_v16(__m512 x, __m512 
  * at a time instead, small planes cost more in per-row overhead than in arithmetic, and each
  * tap is an unaligned load (two cache lines: 1.7x an aligned one on this Zen 4) per 16
  * products. The transposes are what is left against a library that keeps the blocked layout
- * between layers: about a third of the time on 14x14 planes. */
-#define FT_DWV_RING 12288   /* floats in the ring of transposed input rows: 48 KiB of stack */
-#define FT_DWV_OUTPIX 256   /* output pixel vectors waiting to be transposed back */
-#define FT_DWV_MAXNW 16
-
-typedef struct ft_dwv_geo {
-  int64_t nw;     /* chunk: output pixels per set of accumulators */
-  int64_t chunks; /* chunks per output row (the last one may run past the row: its extra
-                     pixels read zeros and are dropped) */
-  int64_t Wr;     /* pixels per ring row: the padded row and the last chunk's reach */
-  int64_t RB;     /* ring rows */
-  int64_t band;   /* output rows per work item */
-} ft_dwv_geo;
+ * between layers: about a third of the time on 14x14 planes. Where X comes from a pointwise^T
+ * conv that reads nowhere else it is blocked too (FT_CV_X_BLOCKED, compiler/passes/blocked.c)
+ * and its rows are copies into the ring. */
 
 typedef void (*ft_dwv_rowfn)(const float *const *rp, const float *wt, const float *bv, float *out,
                              int64_t chunks, int64_t KH, int64_t KW, int64_t s, int64_t d);
@@ -441,28 +468,6 @@ static void ft_dwv_row_any(const float *const *rp, const float *wt, const float 
   ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, s, d, 8);
 }
 
-/* The geometry, or 0 when the path does not take this conv (3-D, negative pads, a window of
- * more than FT_DW_MAXTAPS taps, rows too wide for the ring or the output buffer). */
-static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
-  int64_t IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
-  int64_t sh = p[FT_CV_S + 1], sw = p[FT_CV_S + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], pw = p[FT_CV_P + 2];
-  memset(g, 0, sizeof *g);
-  if (p[FT_CV_IN] != 1 || p[FT_CV_P + 1] < 0 || pw < 0 || KH * KW > FT_DW_MAXTAPS) return 0;
-  g->nw = OW % 14 == 0 ? 14 : OW % 8 && OW % 7 == 0 ? 7 : 8; /* the zoo's rows: 7, 14, 28 wide and multiples of 8 */
-  g->chunks = (OW + g->nw - 1) / g->nw;
-  int64_t reach = (g->chunks * g->nw - 1) * sw + (KW - 1) * dw + 1, win = (KH - 1) * dh + 1;
-  g->Wr = reach > pw + IW ? reach : pw + IW;
-  g->RB = FT_DWV_RING / (16 * g->Wr);
-  if (g->RB < win || 15 + g->chunks * g->nw > FT_DWV_OUTPIX) return 0;
-  int64_t blocks = p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16);
-  int64_t bands = blocks >= 8 ? 1 : (8 + blocks - 1) / blocks; /* a few items per thread */
-  if (bands > OH) bands = OH;
-  g->band = (OH + bands - 1) / bands;
-  int64_t rows = (g->band - 1) * sh + win; /* padded rows of a band */
-  if (g->RB > rows) g->RB = rows;
-  return 1;
-}
-
 static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
   int64_t KW = p[FT_CV_K + 2], s = p[FT_CV_S + 2];
   if (p[FT_CV_D + 2] != 1 || (KW != 3 && KW != 5) || s > 2) return ft_dwv_row_any;
@@ -473,7 +478,8 @@ static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
 }
 
 /* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring: rows inside the input by 16x16
- * transposes over the flattened rows, the others as zeros (the pad columns stay zero). */
+ * transposes over the flattened rows, the others as zeros (the pad columns stay zero). With X
+ * blocked (FT_CV_X_BLOCKED: x is block c0 / 16, pixel vectors 16 floats apart) a row is a copy. */
 static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, int nl, float *ring, int64_t hp0,
                         int64_t hp1, const ft_dw_quant *q) {
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], IHW = IH * IW;
@@ -485,6 +491,14 @@ static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, i
     }
   int64_t ih0 = hp0 - ph < 0 ? 0 : hp0 - ph, ih1 = hp1 - ph > IH ? IH : hp1 - ph;
   if (ih0 >= ih1) return;
+  if (p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED) { /* x is the block's pixel vectors already: row copies */
+    for (int64_t ih = ih0; ih < ih1; ih++) {
+      const float *src = x + ih * IW * 16;
+      float *d = ring + (ih + ph) % RB * W16 + pw * 16;
+      for (int64_t j = 0; j < IW; j++) _mm512_store_ps(d + 16 * j, _mm512_loadu_ps(src + 16 * j));
+    }
+    return;
+  }
   int64_t npix = (ih1 - ih0) * IW, slot = (ih0 + ph) % RB, col = 0;
   const float *src = x + ih0 * IW;
   float *d = ring + slot * W16 + pw * 16;
@@ -672,6 +686,36 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
+/* Planes [lo, hi) with X blocked (FT_CV_X_BLOCKED) where the channel-vector path is not compiled
+ * in (no AVX-512: the compiler marks only convs that path takes, so this is other targets'
+ * build of the same program): the taps' plain loops reading channel ch 16 floats apart. */
+static void ft_conv_dw_xblk_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
+  const int64_t *p = c->p, C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1];
+  const int64_t OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1];
+  const int64_t sw = p[FT_CV_S + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
+  int64_t ws = p[FT_CV_PACKED] ? 16 : 1;
+  for (int64_t pl = lo; pl < hi; pl++) {
+    int64_t ch = pl % C;
+    const float *x = c->X + (pl - ch + ch / 16 * 16) * IH * IW + ch % 16;
+    const float *w = c->W + (ws == 1 ? ch * KH * KW : ch / 16 * 16 * KH * KW + ch % 16);
+    float *y = c->Y + pl * OH * OW, b0 = c->bias ? c->bias[ch] : 0.0f;
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++) {
+        float acc = b0;
+        for (int64_t kh = 0; kh < KH; kh++) {
+          int64_t ih = oh * sh + kh * dh - ph;
+          for (int64_t kw = 0; kw < KW && ih >= 0 && ih < IH; kw++) {
+            int64_t iw = ow * sw + kw * dw - pw;
+            if (iw >= 0 && iw < IW) acc += w[(kh * KW + kw) * ws] * x[(ih * IW + iw) * 16];
+          }
+        }
+        y[oh * OW + ow] = acc;
+      }
+    ft_gemm_finish(y, c->R ? c->R + pl * OH * OW : NULL, OH * OW, c->e);
+  }
+}
+
 #ifdef __AVX512F__
 /* Items [lo, hi) of the channel-vector path: (image, block of 16 channels, band of output
  * rows), bands fastest. Bands are items too so that a layer of few channels on a large plane
@@ -706,6 +750,10 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   ft_dw_geo geo;
   ft_dw_ctx c = {p, &geo, NULL, X, W, bias, R, Y, e};
 #endif
+  if (p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED) {
+    ft_parallel_for(planes, par, ft_conv_dw_xblk_run, &c);
+    return;
+  }
   ft_dw_geometry(p, &geo);
   ft_parallel_for(planes, par, ft_conv_dw_planes_run, &c);
 }
@@ -947,7 +995,9 @@ static inline ft_gemm_op ft_conv_group_gemm(const int64_t *p, const ft_gemm_op *
  * outputs are one vector: bias (per channel), residual, activation and a masked store into
  * NCHW, as ft_gemm_epi16 does for the other orientation. An in-place residual is read
  * element by element before the same element is written. Without AVX-512 the tile goes
- * through a small buffer to the same epilogue. */
+ * through a small buffer to the same epilogue. With Y blocked (FT_CV_Y_BLOCKED: a depthwise
+ * conv reads it next, compiler/passes/blocked.c) there is no transpose: each row's accumulator
+ * is its pixel's 16 channels, stored whole after bias and activation. */
 #define FT_PWT_MR 14 /* HW rows of a tile: 2 * 14 accumulators + 2 B vectors fit 32 zmm */
 
 /* Where a tile's results go: output and residual planes of one (image, group), bias of the
@@ -957,6 +1007,7 @@ typedef struct ft_pwt_out {
   const float *res, *bias, *x;
   int64_t xs, ys;
   const ft_gemm_epi *e;
+  int yblk; /* Y blocked (FT_CV_Y_BLOCKED): no residual, output channels a multiple of 16 */
 } ft_pwt_out;
 
 /* Output channels co0 + [0, nc) (nc <= 16) of HW rows [hw0, hw0 + mr) from one accumulator
@@ -964,6 +1015,27 @@ typedef struct ft_pwt_out {
 static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_v16f *acc, const ft_pwt_out *o,
                                                                int64_t hw0, int64_t co0, int nc) {
   const ft_gemm_epi *e = o->e;
+  if (o->yblk) { /* each row's vector is its pixel's 16 channels: no transpose, one store per row */
+    float *yb = o->y + co0 * o->ys + hw0 * 16; /* block co0 / 16 (nc is 16) */
+    ft_v16f bv = {0};
+    if (o->bias) bv = *(const ft_v16u *)(o->bias + co0) * e->beta;
+#ifdef __AVX512F__
+    __m512 lo, hi;
+    if (ft_gemm_clamp_of(e, &lo, &hi)) {
+      __m512 alpha = _mm512_set1_ps(e->alpha);
+#pragma GCC unroll 16
+      for (int i = 0; i < mr; i++)
+        _mm512_storeu_ps(yb + 16 * i, ft_gemm_clamp16(_mm512_fmadd_ps(alpha, (__m512)acc[i], (__m512)bv), lo, hi, e->act));
+      return;
+    }
+#endif
+    for (int i = 0; i < mr; i++) {
+      ft_v16f y = acc[i] * e->alpha + bv;
+      ft_gemm_act16(&y, e);
+      *(ft_v16u *)(yb + 16 * i) = y;
+    }
+    return;
+  }
 #ifdef __AVX512F__
   __m512 r[16], lo, hi;
 #pragma GCC unroll 16
@@ -1056,6 +1128,7 @@ typedef struct {
   int64_t mc, nb, np, panel_fast;
   const ft_pwt_fn (*tiles)[2]; /* the core's tiles: ft_pwt_tiles, or conv_bf16.h's on bf16 */
   int64_t ksteps, wper;        /* k steps of a W^T panel (bf16: pairs of k), 4-byte words per group's W^T */
+  int yblk;                    /* ft_pwt_out.yblk */
 } ft_pwt_ctx;
 
 /* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
@@ -1089,7 +1162,7 @@ static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
     int64_t jr = c->panel_fast ? t % c->np : t / c->nb, blk = c->panel_fast ? t / c->np : t % c->nb;
     int64_t h0 = blk * c->mc, h1 = h0 + c->mc < c->rows ? h0 + c->mc : c->rows;
     ft_pwt_out o = {c->y + i * c->y_ng, c->res ? c->res + i * c->y_ng : NULL, c->bias ? c->bias + g * Mg : NULL,
-                    c->x + i * c->x_ng, c->xs, c->ys, c->e};
+                    c->x + i * c->x_ng, c->xs, c->ys, c->e, c->yblk};
     const float *bp = c->W + g * c->wper + jr * c->ksteps * FT_GEMM_NR;
     int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
     /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
@@ -1115,7 +1188,7 @@ static void ft_conv_pointwise_t(const int64_t *p, const float *X, const float *W
   int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = p[FT_CV_C] / G;
   int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0,
-                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg)};
+                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg), (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0};
   ft_pwt_gemms(&c, p[FT_CV_N] * G, par);
 }
 
@@ -1211,7 +1284,7 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
       if (tr) { /* the chunk [Kg, nc] is X^T's rows */
         int64_t at = (n * CO + g * (CO / G)) * S_out + c.c0;
         ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, c.nc, c.nc, S_out, 0, 0,
-                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G)};
+                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G), 0};
         ft_pwt_gemms(&t, 1, par);
         continue;
       }

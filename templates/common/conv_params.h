@@ -18,8 +18,15 @@ enum {
   FT_CV_D = FT_CV_IN + 12,
   FT_CV_P = FT_CV_IN + 15,
   FT_CV_RES = FT_CV_IN + 18, /* residual input 3 added: 0 no, 1 before FT_CV_ACT, 2 after it */
-  FT_CV_NP = FT_CV_IN + 19
+  FT_CV_LAYOUT = FT_CV_IN + 19, /* FT_CV_X_BLOCKED | FT_CV_Y_BLOCKED, or 0: both NCHW */
+  FT_CV_NP = FT_CV_IN + 20
 };
+/* FT_CV_LAYOUT: X or Y in the blocked layout [N][C/16][H*W][16] (C a multiple of 16, 2-D, one
+ * group) instead of NCHW, on an edge between two convs that both take it
+ * (compiler/passes/blocked.c): Y of a pointwise^T conv (no residual), X of a depthwise conv on
+ * the channel-vector path. Block b of image n starts where channel 16b's plane would in NCHW,
+ * and the tensor has NCHW's size. */
+enum { FT_CV_X_BLOCKED = 1, FT_CV_Y_BLOCKED = 2 };
 /* The _T modes: pointwise and im2col with the GEMM transposed (vectors along C_out, W packed as
  * B panels: templates/c/conv.h); with weights not packed (constant folding, ftax-eager) they
  * run as FT_CV_POINTWISE and FT_CV_IM2COL. FT_CV_WINOGRAD: templates/c/winograd.h, its own

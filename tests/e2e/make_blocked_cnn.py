@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Write tests/models/blocked_cnn: MobileNetV2-shaped blocks whose pointwise -> depthwise edges
+take the blocked layout (compiler/passes/blocked.c; ftaxc --report counts them), with a symbolic
+batch and two data sets (batch 1 and 2):
+
+  - an inverted residual block at 14x14 (1x1 16 -> 96, Clip(0, 6), depthwise 3x3, Clip, 1x1
+    back to 16, + the block's input): blocked;
+  - a 5x5 stride-2 depthwise (14x14 -> 7x7) after a Relu expansion: blocked;
+  - a stride-2 3x3 depthwise on a ragged 7x7 plane (-> 4x4) after a linear expansion: blocked;
+  - an expansion read by its depthwise conv and by another 1x1 conv (two readers): not blocked;
+  - an expansion that is also a graph output: not blocked.
+
+The reference is the same network in torch at float64. Run with /usr/bin/python3 (it has torch,
+onnx and numpy); deterministic.
+"""
+import io
+import os
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+here = os.path.dirname(os.path.abspath(__file__))
+out = os.path.join(here, "..", "models", "blocked_cnn")
+torch.manual_seed(20261126)
+rng = np.random.default_rng(20261126)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        c = torch.nn.Conv2d
+        self.e1, self.d1, self.p1 = c(16, 96, 1), c(96, 96, 3, padding=1, groups=96), c(96, 16, 1)
+        self.e2, self.d2, self.p2 = c(16, 64, 1), c(64, 64, 5, stride=2, padding=2, groups=64), c(64, 32, 1)
+        self.e3, self.d3, self.p3 = c(32, 48, 1), c(48, 48, 3, padding=1, groups=48), c(48, 32, 1)
+        self.side = c(48, 32, 1)
+        self.e4, self.d4, self.p4 = c(32, 32, 1), c(32, 32, 3, stride=2, padding=1, groups=32), c(32, 16, 1)
+        self.e5, self.d5 = c(16, 64, 1), c(64, 64, 3, padding=1, groups=64)
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        r6 = lambda t: torch.clamp(t, 0.0, 6.0)
+        b1 = x + self.p1(r6(self.d1(r6(self.e1(x)))))
+        b2 = self.p2(r6(self.d2(torch.relu(self.e2(b1)))))
+        e3 = r6(self.e3(b2))  # two readers
+        b3 = self.p3(r6(self.d3(e3))) + self.side(e3)
+        b4 = self.p4(torch.relu(self.d4(self.e4(b3))))
+        e5 = self.e5(b4)  # also a graph output
+        y = self.head(torch.relu(self.d5(e5)).mean((2, 3)))
+        return y, e5
+
+
+net = Net().eval()
+with torch.no_grad():  # weights of a scale that keeps the activations near 1
+    for m in net.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            m.weight.mul_(1.5)
+buf = io.BytesIO()
+torch.onnx.export(net, torch.zeros(1, 16, 14, 14), buf, input_names=["x"], output_names=["y", "e5"],
+                  dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}, "e5": {0: "batch"}},
+                  opset_version=13, do_constant_folding=True)
+model = onnx.load_from_string(buf.getvalue())
+model.producer_name = "ftax tests/e2e/make_blocked_cnn.py"
+onnx.checker.check_model(model)
+os.makedirs(out, exist_ok=True)
+onnx.save(model, os.path.join(out, "model.onnx"))
+
+net64 = Net().double().eval()
+net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
+for k, batch in enumerate([1, 2]):
+    x = rng.standard_normal((batch, 16, 14, 14)).astype(np.float32)
+    with torch.no_grad():
+        ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
+    ds = os.path.join(out, "test_data_set_%d" % k)
+    os.makedirs(ds, exist_ok=True)
+    with open(os.path.join(ds, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    for j, (y, name) in enumerate(zip(ys, ["y", "e5"])):
+        with open(os.path.join(ds, "output_%d.pb" % j), "wb") as f:
+            f.write(numpy_helper.from_array(y, name).SerializeToString())
+print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
