@@ -354,13 +354,58 @@ static void ft_lppool_f32(const int64_t *p, const double *f, const void *const *
   ft_avgpool_lppool_f32(p, f, in, out, 1);
 }
 
-/* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool. Sixteen running lanes per
- * plane, so the reductions vectorize in a fixed order. */
-#define FT_GPOOL_LANES 16
+/* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool.
+ *
+ * Sums (GlobalAveragePool, GlobalLpPool) run in FT_GPOOL_LANES running lanes: element i of the
+ * plane goes to lane i % FT_GPOOL_LANES, in order, then the lanes are added as a tree (lane j
+ * takes lane j + h for h = 32, 16, 8, 4, 2, 1). Four independent 16-float vectors on AVX-512,
+ * so the adds of a large plane are not one chain of dependent adds, and a plane's tail is one
+ * masked load instead of a scalar loop; the plain loop keeps the same order and so the same
+ * bits (for the average, and for GlobalLpPool where it computes the same terms).
+ * GlobalMaxPool folds 16 lanes (x > y ? x : y, from the plane's first element), then the
+ * lanes in order, then the tail: a NaN first element stays, later NaNs are skipped. */
+#define FT_GPOOL_LANES 64
 /* Elements read worth waking threads for: one pass over the input with one add each, so its
  * time is the read (128 KiB: a few us); the windowed pools' FT_POOL_PAR_WORK left EfficientNet's
  * squeeze-excite pools at 14x14 and 7x7 (up to 376 KiB each) on one thread. */
 #define FT_GPOOL_PAR_ELEMS (1 << 15)
+
+/* The lane tree of the sums, in place: acc[0] ends as the total. */
+static inline float ft_gpool_tree(float *acc) {
+  for (int h = FT_GPOOL_LANES / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; j++) acc[j] += acc[j + h];
+  return acc[0];
+}
+
+#ifdef __AVX512F__
+/* The sum of a plane in the lane order above (ft_gpool_tree's tree over the four vectors'
+ * lanes: 0..15, 16..31, 32..47, 48..63). */
+static inline float ft_gpool_sum_avx512(const float *x, int64_t S) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= S; i += 64) {
+    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+  }
+  /* the tail: lanes past S add nothing (a masked-off lane keeps the accumulator as it is) */
+  __m512 *acc[4] = {&a0, &a1, &a2, &a3};
+  for (int v = 0; v < 4 && i < S; v++, i += 16) {
+    __mmask16 m = S - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (S - i)) - 1);
+    *acc[v] = _mm512_mask_add_ps(*acc[v], m, *acc[v], _mm512_maskz_loadu_ps(m, x + i));
+  }
+  a0 = _mm512_add_ps(a0, a2); /* h = 32 */
+  a1 = _mm512_add_ps(a1, a3);
+  a0 = _mm512_add_ps(a0, a1); /* h = 16 */
+  __m256 b = _mm256_add_ps(_mm512_castps512_ps256(a0), _mm512_extractf32x8_ps(a0, 1)); /* 8 */
+  __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));        /* 4 */
+  c = _mm_add_ps(c, _mm_movehl_ps(c, c));                                                  /* 2 */
+  c = _mm_add_ss(c, _mm_shuffle_ps(c, c, 1));                                              /* 1 */
+  return _mm_cvtss_f32(c);
+}
+#endif
+
 static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_pool_ctx *c = (const ft_pool_ctx *)ctx;
   const int64_t *p = c->p;
@@ -376,25 +421,35 @@ static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
   for (int64_t pl = lo; pl < hi; pl++) {
     const float *x = X + pl * S;
     float acc[FT_GPOOL_LANES], r;
-    int64_t i = 0;
     if (kind == 1) {
+      int64_t i = 0;
       r = S ? x[0] : 0.0f;
-      for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = r;
-      for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-        for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-      for (int j = 0; j < FT_GPOOL_LANES; j++) r = acc[j] > r ? acc[j] : r;
+      for (int j = 0; j < 16; j++) acc[j] = r;
+      for (; i + 16 <= S; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+      for (int j = 0; j < 16; j++) r = acc[j] > r ? acc[j] : r;
       for (; i < S; i++) r = x[i] > r ? x[i] : r;
     } else {
-      for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = 0;
-      if (kind == 0 || pw == 1.0f)
-        for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-          for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] += kind ? fabsf(x[i + j]) : x[i + j];
-      else if (pw == 2.0f)
-        for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-          for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] += x[i + j] * x[i + j];
-      r = 0;
-      for (int j = 0; j < FT_GPOOL_LANES; j++) r += acc[j];
-      for (; i < S; i++) r += kind == 0 ? x[i] : (pw == 2.0f ? x[i] * x[i] : powf(fabsf(x[i]), pw));
+#ifdef __AVX512F__
+      if (kind == 0) {
+        r = ft_gpool_sum_avx512(x, S);
+      } else
+#endif
+      {
+        for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = 0;
+#define FT_GPOOL_SUM(TERM)                                                                     \
+  for (int64_t i = 0; i < S; i += FT_GPOOL_LANES) {                                            \
+    const float *xi = x + i;                                                                   \
+    int n = S - i < FT_GPOOL_LANES ? (int)(S - i) : FT_GPOOL_LANES;                            \
+    for (int j = 0; j < n; j++) acc[j] += TERM;                                                \
+  }
+        if (kind == 0) FT_GPOOL_SUM(xi[j])
+        else if (pw == 1.0f) FT_GPOOL_SUM(fabsf(xi[j]))
+        else if (pw == 2.0f) FT_GPOOL_SUM(xi[j] * xi[j])
+        else FT_GPOOL_SUM(powf(fabsf(xi[j]), pw))
+#undef FT_GPOOL_SUM
+        r = ft_gpool_tree(acc);
+      }
       if (kind == 0) r = S ? r / (float)S : 0.0f;
       else r = pw == 2.0f ? sqrtf(r) : powf(r, 1.0f / pw);
     }

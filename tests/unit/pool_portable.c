@@ -14,3 +14,7 @@ int pool_portable_has_avx512(void) {
 void pool_portable_maxpool(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch) {
   ft_maxpool_f32(p, f, in, out, scratch);
 }
+
+void pool_portable_global(const int64_t *p, const double *f, const void *const *in, void *const *out, int kind) {
+  ft_global_pool_f32(p, f, in, out, kind);
+}

@@ -1,5 +1,5 @@
 /* The float MaxPool (pool.h: the AVX-512 row path, the plain row path FT_MAXPOOL_ROWS and the
- * tap loop it falls back to) against plain reference loops, bit for bit:
+ * tap loop it falls back to) and the global pools against plain reference loops, bit for bit:
  * the reference folds in the kernels' documented order (for each horizontal tap the maximum down
  * the window's rows, then across the taps, always x > y ? x : y from -INFINITY, so NaN inputs are
  * skipped and the first of +0 / -0 stays). Widths 1..40 and wider than the row buffer, strides 1,
@@ -19,6 +19,7 @@
 
 int pool_portable_has_avx512(void);
 void pool_portable_maxpool(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
+void pool_portable_global(const int64_t *p, const double *f, const void *const *in, void *const *out, int kind);
 
 typedef struct mcase {
   int64_t N, C, H, W, kh, kw, sh, sw, dh, dw, ph, pw;
@@ -161,6 +162,71 @@ Test(pool, maxpool_few_planes_and_wide_rows) {
       mcase c = {1, 1, 4, ws[i], 3, 3, s, s, 1, 1, 1, 1, 1, 1, i < 2 ? 1 : 2};
       run_mcase(&c);
     }
+}
+
+/* The global pools: the sums in the documented lane order (element i into lane i % 64, then the
+ * lane tree) bit for bit, and near the sum in double; GlobalMaxPool's fold; GlobalLpPool near
+ * its double value. */
+static void run_global(int64_t P, int64_t S, int threads) {
+  int64_t p[2] = {P, S};
+  float *X = malloc(sizeof(float) * (size_t)(P * S + 1)), *Y = malloc(sizeof(float) * (size_t)P);
+  float *want = malloc(sizeof(float) * (size_t)P), *wmax = malloc(sizeof(float) * (size_t)P);
+  double *dsum = malloc(sizeof(double) * (size_t)P), *dsq = malloc(sizeof(double) * (size_t)P);
+  for (int64_t i = 0; i < P * S; i++) X[i] = frand() + 0.25f;
+  if (P > 2 && S > 0) {
+    for (int64_t i = 0; i < S; i += 7) X[S + i] = NAN; /* plane 1: NaN at its first element */
+    for (int64_t i = 1; i < S; i += 5) X[2 * S + i] = NAN; /* plane 2: NaNs after it */
+  }
+  for (int64_t pl = 0; pl < P; pl++) {
+    const float *x = X + pl * S;
+    float acc[64] = {0};
+    for (int64_t i = 0; i < S; i++) acc[i % 64] += x[i];
+    for (int h = 32; h >= 1; h /= 2)
+      for (int j = 0; j < h; j++) acc[j] += acc[j + h];
+    want[pl] = S ? acc[0] / (float)S : 0.0f;
+    float m[16], r = S ? x[0] : 0.0f;
+    int64_t i = 0;
+    for (int j = 0; j < 16; j++) m[j] = r;
+    for (; i + 16 <= S; i += 16)
+      for (int j = 0; j < 16; j++) m[j] = fold(x[i + j], m[j]);
+    for (int j = 0; j < 16; j++) r = fold(m[j], r);
+    for (; i < S; i++) r = fold(x[i], r);
+    wmax[pl] = r;
+    dsum[pl] = dsq[pl] = 0;
+    for (i = 0; i < S; i++) { dsum[pl] += x[i]; dsq[pl] += (double)x[i] * x[i]; }
+  }
+  const void *ins[1] = {X};
+  void *outs[1] = {Y};
+  double f[1] = {2.0};
+  char what[160];
+  for (int portable = 0; portable < 2; portable++) {
+    for (int kind = 0; kind < 3; kind++) {
+      ft_set_threads(threads);
+      if (portable) pool_portable_global(p, f, ins, outs, kind);
+      else ft_global_pool_f32(p, f, ins, outs, kind);
+      ft_set_threads(0);
+      snprintf(what, sizeof what, "%s global pool kind %d planes=%lld S=%lld threads=%d", portable ? "portable" : "native",
+               kind, (long long)P, (long long)S, threads);
+      if (kind == 1) { bits_equal(Y, wmax, P, what); continue; }
+      if (kind == 0) bits_equal(Y, want, P, what);
+      for (int64_t pl = 0; pl < P; pl++) {
+        if (P > 2 && (pl == 1 ? S > 0 : pl == 2 && S > 1)) {
+          cr_assert(isnan(Y[pl]), "%s: plane %lld: got %g, want NaN", what, (long long)pl, Y[pl]);
+          continue;
+        }
+        double w = kind == 0 ? (S ? dsum[pl] / (double)S : 0) : sqrt(dsq[pl]);
+        cr_assert(fabs(Y[pl] - w) <= 1e-5 * (fabs(w) + 1), "%s: plane %lld: got %.9g, want %.9g", what, (long long)pl, Y[pl], w);
+      }
+    }
+  }
+  free(X); free(Y); free(want); free(wmax); free(dsum); free(dsq);
+}
+
+Test(pool, global_pools) {
+  for (int64_t S = 0; S <= 200; S++) run_global(3, S, 1);
+  const int64_t big[] = {49, 196, 784, 3136, 12544, 12545};
+  for (size_t i = 0; i < sizeof big / sizeof *big; i++)
+    for (int t = 1; t <= 3; t += 2) run_global(2 * 48, big[i], t);
 }
 
 Test(pool, portable_build_has_no_avx512) {
