@@ -10,6 +10,9 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 
 #include "parallel.h"
 #include "pool_params.h"
@@ -17,6 +20,9 @@
 
 /* Window taps (outputs x kernel size) worth waking threads for. */
 #define FT_POOL_PAR_WORK (1 << 18)
+/* Work items a parallel MaxPool hands out at least: with fewer planes, each plane is split into
+ * bands of output rows (which thread computes a row never changes it). */
+#define FT_POOL_MIN_ITEMS 32
 static inline int ft_pool_par(const int64_t *p) {
   const int64_t *o = p + FT_PL_OUT, *k = p + FT_PL_K;
   return p[FT_PL_PLANES] * o[0] * o[1] * o[2] * k[0] * k[1] * k[2] > FT_POOL_PAR_WORK;
@@ -103,6 +109,100 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
     }                                                                                          \
   } while (0)
 
+#ifdef __AVX512F__
+/* The float MaxPool of output rows [r0, r1) of a 2-D plane (y: the plane's output) with
+ * horizontal stride 1 or 2, in AVX-512: the same two steps and the same fold order as
+ * FT_MAXPOOL_ROWS, so the same bits (_mm512_max_ps(x, y) is x > y ? x : y lane by lane: a NaN x
+ * and equal zeros keep y), with full vectors. The column maxima go into cm_ between runs of
+ * -INFINITY wide enough that every tap of every output lane reads inside the buffer; a -INFINITY
+ * never changes the fold (it is never > y), so the taps need no clipping. Stride 2 takes the even
+ * columns of two vectors with one permute per tap. Computing each input row's horizontal maxima
+ * once for the two output rows that share it (3x3 stride 2) would fold in the other order, which
+ * picks another zero when +0 and -0 tie, so it is not done; the re-read row comes from L1.
+ * Returns 0 (nothing written) when the plane does not fit this path. */
+#define FT_MAXPOOL_VBUF (FT_POOL_ROWBUF + 64)
+/* The taps of one output row from the column maxima cm (cm[sw * o + t * dw] is tap t of output
+ * o); inlined with kw and dw constant for the usual windows, so the tap loop unrolls. */
+static inline __attribute__((always_inline)) void ft_maxpool_f32_taps_avx512(const float *cm, float *yr, int64_t OW,
+                                                                             int64_t sw, int64_t kw, int64_t dw) {
+  const __m512 lo = _mm512_set1_ps(-INFINITY);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  for (int64_t o = 0; o < OW; o += 16) {
+    __m512 v = lo;
+    const float *c0 = cm + sw * o;
+    if (sw == 1)
+      for (int64_t t = 0; t < kw; t++) v = _mm512_max_ps(_mm512_loadu_ps(c0 + t * dw), v);
+    else
+      for (int64_t t = 0; t < kw; t++) {
+        const float *ct = c0 + t * dw;
+        v = _mm512_max_ps(_mm512_permutex2var_ps(_mm512_loadu_ps(ct), even, _mm512_loadu_ps(ct + 16)), v);
+      }
+    if (OW - o >= 16) _mm512_storeu_ps(yr + o, v);
+    else _mm512_mask_storeu_ps(yr + o, (__mmask16)((1u << (OW - o)) - 1), v);
+  }
+}
+
+static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y, int64_t r0, int64_t r1) {
+  const int64_t *ins = p + FT_PL_IN, *k_ = p + FT_PL_K, *s_ = p + FT_PL_S, *d_ = p + FT_PL_D, *pb_ = p + FT_PL_P;
+  const int64_t IW = ins[2], OW = p[FT_PL_OUT + 2], sw = s_[2], kw = k_[2], dw = d_[2], pw = pb_[2];
+  if ((sw != 1 && sw != 2) || kw < 1 || kw > 64 || dw < 1 || dw > 64 || pw < 0 || pw > 64 || IW > FT_POOL_ROWBUF ||
+      OW < 1 || OW > FT_POOL_ROWBUF || k_[1] > 64)
+    return 0;
+  const int64_t B = (pw + 15) & ~(int64_t)15, OWr = (OW + 15) & ~(int64_t)15, omax = (kw - 1) * dw - pw;
+  const int64_t L = B + sw * OWr + (omax > 0 ? omax : 0); /* one past the last float a tap reads */
+  const int64_t ncol = IW < L - B ? IW : L - B;        /* columns that some tap reads */
+  if (L > FT_MAXPOOL_VBUF || B + ((ncol + 15) & ~(int64_t)15) > FT_MAXPOOL_VBUF) return 0;
+  float cm_[FT_MAXPOOL_VBUF + 16] __attribute__((aligned(64)));
+  float *cm = cm_ + B;
+  const __m512 lo = _mm512_set1_ps(-INFINITY);
+  const __mmask16 mt = (__mmask16)((1u << (ncol & 15)) - 1);
+  const int64_t nfull = ncol & ~(int64_t)15;
+  /* -INFINITY before and after the columns, once: the rows below write only the columns */
+  for (int64_t i = 0; i < B; i += 16) _mm512_store_ps(cm_ + i, lo);
+  for (int64_t i = B + nfull; i < L; i += 16) _mm512_storeu_ps(cm_ + i, lo); /* may pass L: the slack */
+  for (int64_t oh = r0; oh < r1; oh++) {
+    const float *rows[64];
+    int nr = 0;
+    for (int64_t kh = 0; kh < k_[1]; kh++) {
+      int64_t ih = oh * s_[1] + kh * d_[1] - pb_[1];
+      if (ih >= 0 && ih < ins[1]) rows[nr++] = x + ih * IW;
+    }
+    int64_t c = 0;
+    if (nr == 3) { /* the usual 3-row window inside the plane */
+      const float *x0 = rows[0], *x1 = rows[1], *x2 = rows[2];
+      for (; c < nfull; c += 16) {
+        __m512 v = _mm512_max_ps(_mm512_loadu_ps(x0 + c), lo);
+        v = _mm512_max_ps(_mm512_loadu_ps(x1 + c), v);
+        _mm512_store_ps(cm + c, _mm512_max_ps(_mm512_loadu_ps(x2 + c), v));
+      }
+    } else {
+      for (; c < nfull; c += 16) {
+        __m512 v = lo;
+        for (int r = 0; r < nr; r++) v = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c), v);
+        _mm512_store_ps(cm + c, v);
+      }
+    }
+    if (mt) {
+      __m512 v = lo;
+      for (int r = 0; r < nr; r++) v = _mm512_max_ps(_mm512_mask_loadu_ps(lo, mt, rows[r] + c), v);
+      _mm512_store_ps(cm + c, v);
+    }
+    if (kw == 3 && dw == 1 && sw == 2) ft_maxpool_f32_taps_avx512(cm - pw, y + oh * OW, OW, 2, 3, 1);
+    else if (kw == 3 && dw == 1) ft_maxpool_f32_taps_avx512(cm - pw, y + oh * OW, OW, 1, 3, 1);
+    else ft_maxpool_f32_taps_avx512(cm - pw, y + oh * OW, OW, sw, kw, dw);
+  }
+  return 1;
+}
+#define FT_MAXPOOL_FAST_f32(p, x, y, r0, r1) ft_maxpool_f32_rows_avx512(p, x, y, r0, r1)
+#else
+#define FT_MAXPOOL_FAST_f32(p, x, y, r0, r1) 0
+#endif
+#define FT_MAXPOOL_FAST_f64(p, x, y, r0, r1) 0
+#define FT_MAXPOOL_FAST_i8(p, x, y, r0, r1) 0
+#define FT_MAXPOOL_FAST_u8(p, x, y, r0, r1) 0
+#define FT_MAXPOOL_FAST_i32(p, x, y, r0, r1) 0
+#define FT_MAXPOOL_FAST_i64(p, x, y, r0, r1) 0
+
 /* MaxPool: out[0] the values, out[1] (optional) int64 indices into the flattened input. */
 #define FT_MAXPOOL(sfx, T, LOWEST)                                                             \
   static void ft_maxpool_##sfx##_run(const void *ctx, int64_t lo, int64_t hi) {                \
@@ -117,14 +217,18 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
     T *Y = (T *)out[0];                                                                        \
     int64_t *I = p[FT_PL_HAS_IDX] ? (int64_t *)out[1] : NULL;                                                            \
     (void)planes;                                                                              \
-    for (int64_t pl = lo; pl < hi; pl++) {                                                     \
+    const int64_t R = outs[0] * outs[1], nb = c_->kind, rb = (R + nb - 1) / nb;              \
+    for (int64_t it = lo; it < hi; it++) { /* item: plane it / nb, rows band it % nb */       \
+      const int64_t pl = it / nb, r0 = it % nb * rb, r1 = r0 + rb < R ? r0 + rb : R;          \
       const T *x = X + pl * S_in;                                                              \
-      for (int64_t od = 0; od < outs[0]; od++)                                                 \
-        for (int64_t oh = 0; oh < outs[1]; oh++) {                                             \
-          int64_t ro = (od * outs[1] + oh) * OW;                                               \
+      const int rows2d = !I && ins[0] == 1 && outs[0] == 1 && p[FT_PL_K] == 1 && p[FT_PL_P] == 0; \
+      if (rows2d && FT_MAXPOOL_FAST_##sfx(p, x, Y + pl * S_out, r0, r1)) continue;            \
+      for (int64_t r = r0; r < r1; r++) {                                                      \
+          const int64_t od = r / outs[1], oh = r % outs[1];                                    \
+          int64_t ro = r * OW;                                                                 \
           T *restrict yr = Y + pl * S_out + ro;                                                \
           for (int64_t ow = 0; ow < OW; ow++) yr[ow] = LOWEST;                                 \
-          if (!I && ins[0] == 1 && outs[0] == 1 && p[FT_PL_K] == 1 && p[FT_PL_P] == 0 && ins[2] <= FT_POOL_ROWBUF) { \
+          if (rows2d && ins[2] <= FT_POOL_ROWBUF) {                                            \
             FT_MAXPOOL_ROWS(T, LOWEST);                                                        \
           } else if (!I) {                                                                     \
             FT_POOL_TAPS(p, x, od, oh, {                                                       \
@@ -158,9 +262,13 @@ static inline int64_t ft_pool_count(int64_t start, int64_t d, int64_t k, int64_t
                                void *const *out, void *scratch) {                              \
     (void)scratch;                                                                             \
     const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];                             \
-    ft_pool_ctx c_ = {p, f, in, out, 0};                                                       \
-    (void)outs;                                                                                \
-    ft_parallel_for(planes, ft_pool_par(p), ft_maxpool_##sfx##_run, &c_);                      \
+    ft_pool_ctx c_ = {p, f, in, out, 1};                                                       \
+    /* kind: row bands per plane, so that a few large planes still give every thread a share */ \
+    if (ft_pool_par(p) && planes < FT_POOL_MIN_ITEMS) {                                        \
+      int64_t R = outs[0] * outs[1];                                                           \
+      c_.kind = (int)((FT_POOL_MIN_ITEMS + planes - 1) / planes < R ? (FT_POOL_MIN_ITEMS + planes - 1) / planes : R); \
+    }                                                                                          \
+    ft_parallel_for(planes * c_.kind, ft_pool_par(p), ft_maxpool_##sfx##_run, &c_);            \
   }
 FT_MAXPOOL(f32, float, -INFINITY)
 FT_MAXPOOL(f64, double, -INFINITY)
@@ -246,13 +354,58 @@ static void ft_lppool_f32(const int64_t *p, const double *f, const void *const *
   ft_avgpool_lppool_f32(p, f, in, out, 1);
 }
 
-/* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool. Sixteen running lanes per
- * plane, so the reductions vectorize in a fixed order. */
-#define FT_GPOOL_LANES 16
+/* Global pools: p = [planes, plane size]; f[0] = p for GlobalLpPool.
+ *
+ * Sums (GlobalAveragePool, GlobalLpPool) run in FT_GPOOL_LANES running lanes: element i of the
+ * plane goes to lane i % FT_GPOOL_LANES, in order, then the lanes are added as a tree (lane j
+ * takes lane j + h for h = 32, 16, 8, 4, 2, 1). Four independent 16-float vectors on AVX-512,
+ * so the adds of a large plane are not one chain of dependent adds, and a plane's tail is one
+ * masked load instead of a scalar loop; the plain loop keeps the same order and so the same
+ * bits (for the average, and for GlobalLpPool where it computes the same terms).
+ * GlobalMaxPool folds 16 lanes (x > y ? x : y, from the plane's first element), then the
+ * lanes in order, then the tail: a NaN first element stays, later NaNs are skipped. */
+#define FT_GPOOL_LANES 64
 /* Elements read worth waking threads for: one pass over the input with one add each, so its
  * time is the read (128 KiB: a few us); the windowed pools' FT_POOL_PAR_WORK left EfficientNet's
  * squeeze-excite pools at 14x14 and 7x7 (up to 376 KiB each) on one thread. */
 #define FT_GPOOL_PAR_ELEMS (1 << 15)
+
+/* The lane tree of the sums, in place: acc[0] ends as the total. */
+static inline float ft_gpool_tree(float *acc) {
+  for (int h = FT_GPOOL_LANES / 2; h >= 1; h /= 2)
+    for (int j = 0; j < h; j++) acc[j] += acc[j + h];
+  return acc[0];
+}
+
+#ifdef __AVX512F__
+/* The sum of a plane in the lane order above (ft_gpool_tree's tree over the four vectors'
+ * lanes: 0..15, 16..31, 32..47, 48..63). */
+static inline float ft_gpool_sum_avx512(const float *x, int64_t S) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 64 <= S; i += 64) {
+    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+  }
+  /* the tail: lanes past S add nothing (a masked-off lane keeps the accumulator as it is) */
+  __m512 *acc[4] = {&a0, &a1, &a2, &a3};
+  for (int v = 0; v < 4 && i < S; v++, i += 16) {
+    __mmask16 m = S - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (S - i)) - 1);
+    *acc[v] = _mm512_mask_add_ps(*acc[v], m, *acc[v], _mm512_maskz_loadu_ps(m, x + i));
+  }
+  a0 = _mm512_add_ps(a0, a2); /* h = 32 */
+  a1 = _mm512_add_ps(a1, a3);
+  a0 = _mm512_add_ps(a0, a1); /* h = 16 */
+  __m256 b = _mm256_add_ps(_mm512_castps512_ps256(a0), _mm512_extractf32x8_ps(a0, 1)); /* 8 */
+  __m128 c = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));        /* 4 */
+  c = _mm_add_ps(c, _mm_movehl_ps(c, c));                                                  /* 2 */
+  c = _mm_add_ss(c, _mm_shuffle_ps(c, c, 1));                                              /* 1 */
+  return _mm_cvtss_f32(c);
+}
+#endif
+
 static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_pool_ctx *c = (const ft_pool_ctx *)ctx;
   const int64_t *p = c->p;
@@ -268,25 +421,35 @@ static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
   for (int64_t pl = lo; pl < hi; pl++) {
     const float *x = X + pl * S;
     float acc[FT_GPOOL_LANES], r;
-    int64_t i = 0;
     if (kind == 1) {
+      int64_t i = 0;
       r = S ? x[0] : 0.0f;
-      for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = r;
-      for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-        for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-      for (int j = 0; j < FT_GPOOL_LANES; j++) r = acc[j] > r ? acc[j] : r;
+      for (int j = 0; j < 16; j++) acc[j] = r;
+      for (; i + 16 <= S; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+      for (int j = 0; j < 16; j++) r = acc[j] > r ? acc[j] : r;
       for (; i < S; i++) r = x[i] > r ? x[i] : r;
     } else {
-      for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = 0;
-      if (kind == 0 || pw == 1.0f)
-        for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-          for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] += kind ? fabsf(x[i + j]) : x[i + j];
-      else if (pw == 2.0f)
-        for (; i + FT_GPOOL_LANES <= S; i += FT_GPOOL_LANES)
-          for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] += x[i + j] * x[i + j];
-      r = 0;
-      for (int j = 0; j < FT_GPOOL_LANES; j++) r += acc[j];
-      for (; i < S; i++) r += kind == 0 ? x[i] : (pw == 2.0f ? x[i] * x[i] : powf(fabsf(x[i]), pw));
+#ifdef __AVX512F__
+      if (kind == 0) {
+        r = ft_gpool_sum_avx512(x, S);
+      } else
+#endif
+      {
+        for (int j = 0; j < FT_GPOOL_LANES; j++) acc[j] = 0;
+#define FT_GPOOL_SUM(TERM)                                                                     \
+  for (int64_t i = 0; i < S; i += FT_GPOOL_LANES) {                                            \
+    const float *xi = x + i;                                                                   \
+    int n = S - i < FT_GPOOL_LANES ? (int)(S - i) : FT_GPOOL_LANES;                            \
+    for (int j = 0; j < n; j++) acc[j] += TERM;                                                \
+  }
+        if (kind == 0) FT_GPOOL_SUM(xi[j])
+        else if (pw == 1.0f) FT_GPOOL_SUM(fabsf(xi[j]))
+        else if (pw == 2.0f) FT_GPOOL_SUM(xi[j] * xi[j])
+        else FT_GPOOL_SUM(powf(fabsf(xi[j]), pw))
+#undef FT_GPOOL_SUM
+        r = ft_gpool_tree(acc);
+      }
       if (kind == 0) r = S ? r / (float)S : 0.0f;
       else r = pw == 2.0f ? sqrtf(r) : powf(r, 1.0f / pw);
     }
