@@ -17,7 +17,6 @@
 #include "passes.h"
 
 int ft_blocked_layout(ft_graph *g, ft_lowered *lw, ft_err *e) {
-  (void)e;
   lw->n_blocked = 0;
   if (lw->bf16) return 0;
   int nv = g->n_vals;

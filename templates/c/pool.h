@@ -34,7 +34,8 @@ typedef struct {
   const double *f;
   const void *const *in;
   void *const *out;
-  int kind;
+  int kind;  /* AveragePool/LpPool/global pools: 0 avg, 1 max, 2 lp */
+  int bands; /* MaxPool: row bands per plane, so that a few large planes still give every thread a share */
 } ft_pool_ctx;
 
 /* Output positions o in [0, n) whose tap at offset off (input index o*s + off) lies in
@@ -217,7 +218,7 @@ static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y
     T *Y = (T *)out[0];                                                                        \
     int64_t *I = p[FT_PL_HAS_IDX] ? (int64_t *)out[1] : NULL;                                                            \
     (void)planes;                                                                              \
-    const int64_t R = outs[0] * outs[1], nb = c_->kind, rb = (R + nb - 1) / nb;              \
+    const int64_t R = outs[0] * outs[1], nb = c_->bands, rb = (R + nb - 1) / nb;              \
     for (int64_t it = lo; it < hi; it++) { /* item: plane it / nb, rows band it % nb */       \
       const int64_t pl = it / nb, r0 = it % nb * rb, r1 = r0 + rb < R ? r0 + rb : R;          \
       const T *x = X + pl * S_in;                                                              \
@@ -262,13 +263,12 @@ static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y
                                void *const *out, void *scratch) {                              \
     (void)scratch;                                                                             \
     const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];                             \
-    ft_pool_ctx c_ = {p, f, in, out, 1};                                                       \
-    /* kind: row bands per plane, so that a few large planes still give every thread a share */ \
+    ft_pool_ctx c_ = {p, f, in, out, 1, 1};                                                    \
     if (ft_pool_par(p) && planes < FT_POOL_MIN_ITEMS) {                                        \
       int64_t R = outs[0] * outs[1];                                                           \
-      c_.kind = (int)((FT_POOL_MIN_ITEMS + planes - 1) / planes < R ? (FT_POOL_MIN_ITEMS + planes - 1) / planes : R); \
+      c_.bands = (int)((FT_POOL_MIN_ITEMS + planes - 1) / planes < R ? (FT_POOL_MIN_ITEMS + planes - 1) / planes : R); \
     }                                                                                          \
-    ft_parallel_for(planes * c_.kind, ft_pool_par(p), ft_maxpool_##sfx##_run, &c_);            \
+    ft_parallel_for(planes * c_.bands, ft_pool_par(p), ft_maxpool_##sfx##_run, &c_);            \
   }
 FT_MAXPOOL(f32, float, -INFINITY)
 FT_MAXPOOL(f64, double, -INFINITY)
@@ -337,7 +337,7 @@ static void ft_avgpool_lppool_run(const void *ctx, int64_t lo, int64_t hi) {
 static void ft_avgpool_lppool_f32(const int64_t *p, const double *f, const void *const *in,
                                   void *const *out, int lp) {
   const int64_t *outs = p + FT_PL_OUT, planes = p[FT_PL_PLANES];
-  ft_pool_ctx c = {p, f, in, out, lp};
+  ft_pool_ctx c = {p, f, in, out, lp, 1};
   (void)outs;
   ft_parallel_for(planes, ft_pool_par(p), ft_avgpool_lppool_run, &c);
 }
@@ -459,7 +459,7 @@ static void ft_global_pool_run(const void *ctx, int64_t lo, int64_t hi) {
 
 static void ft_global_pool_f32(const int64_t *p, const double *f, const void *const *in,
                                void *const *out, int kind) {
-  ft_pool_ctx c = {p, f, in, out, kind};
+  ft_pool_ctx c = {p, f, in, out, kind, 1};
   ft_parallel_for(p[0], p[0] * p[1] > FT_GPOOL_PAR_ELEMS, ft_global_pool_run, &c);
 }
 

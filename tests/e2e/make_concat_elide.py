@@ -20,7 +20,7 @@ import os
 import numpy as np
 import onnx
 import torch
-from onnx import numpy_helper
+from data_sets import write_sets
 
 here = os.path.dirname(os.path.abspath(__file__))
 out = os.path.join(here, "..", "models", "concat_elide")
@@ -79,15 +79,11 @@ onnx.save(model, os.path.join(out, "model.onnx"))
 
 net64 = Net().double().eval()
 net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
-for k, batch in enumerate([1, 2]):
+sets = []
+for batch in [1, 2]:
     x = rng.standard_normal((batch, 3, 16, 16)).astype(np.float32)
     with torch.no_grad():
         ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
-    ds = os.path.join(out, "test_data_set_%d" % k)
-    os.makedirs(ds, exist_ok=True)
-    with open(os.path.join(ds, "input_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(x, "x").SerializeToString())
-    for j, (y, name) in enumerate(zip(ys, ["y", "side"])):
-        with open(os.path.join(ds, "output_%d.pb" % j), "wb") as f:
-            f.write(numpy_helper.from_array(y, name).SerializeToString())
+    sets.append(([("x", x)], list(zip(["y", "side"], ys))))
+write_sets(out, sets)
 print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
