@@ -69,30 +69,33 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #endif
 /* Stall detection (ft_par_adapt): a loop stalled when its caller waited on other threads longer
  * than it worked and longer than FT_PAR_STALL_NS; FT_PAR_STALLS stalls in a window of
- * FT_PAR_WINDOW loops switch to the caller alone for the next FT_PAR_SERIAL_MIN loops, doubled
- * (up to FT_PAR_SERIAL_MAX) each time the stalls go on, back to the minimum after a clean window. */
+ * FT_PAR_WINDOW loops switch to the caller alone for the next FT_PAR_SERIAL_MIN_NS, doubled (up
+ * to FT_PAR_SERIAL_MAX_NS) each time the stalls go on, back to the minimum after a clean window.
+ * The stretch is a time, not a count of loops: a model of few large loops and one of many small
+ * ones both go back to threads within FT_PAR_SERIAL_MAX_NS of the machine becoming quiet. */
 #define FT_PAR_STALL_NS 20000
 #define FT_PAR_WINDOW 16
 #define FT_PAR_STALLS 4
-#define FT_PAR_SERIAL_MIN 256
-#define FT_PAR_SERIAL_MAX 16384
+#define FT_PAR_SERIAL_MIN_NS 10000000  /* 10 ms */
+#define FT_PAR_SERIAL_MAX_NS 320000000 /* 320 ms */
 
 /* The caller's record of recent loops (only the thread that owns the pool touches it). */
 typedef struct {
   int window, stalls;
-  int64_t serial_left, serial_next;
+  int64_t serial_until, serial_next; /* ns: the caller alone until then; the next stretch */
 } ft_par_adapt_state;
 
-/* One threaded loop's timings: work, the caller's own chunks; wait, its wait for the others. */
-static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t wait_ns) {
-  if (a->serial_next < FT_PAR_SERIAL_MIN) a->serial_next = FT_PAR_SERIAL_MIN;
+/* One threaded loop's timings: work, the caller's own chunks; wait, its wait for the others; now,
+ * the clock at its end. */
+static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t wait_ns, int64_t now_ns) {
+  if (a->serial_next < FT_PAR_SERIAL_MIN_NS) a->serial_next = FT_PAR_SERIAL_MIN_NS;
   a->stalls += wait_ns > work_ns && wait_ns > FT_PAR_STALL_NS;
   if (++a->window < FT_PAR_WINDOW) return;
   if (a->stalls >= FT_PAR_STALLS) {
-    a->serial_left = a->serial_next;
-    a->serial_next = a->serial_next * 2 < FT_PAR_SERIAL_MAX ? a->serial_next * 2 : FT_PAR_SERIAL_MAX;
+    a->serial_until = now_ns + a->serial_next;
+    a->serial_next = a->serial_next * 2 < FT_PAR_SERIAL_MAX_NS ? a->serial_next * 2 : FT_PAR_SERIAL_MAX_NS;
   } else {
-    a->serial_next = FT_PAR_SERIAL_MIN;
+    a->serial_next = FT_PAR_SERIAL_MIN_NS;
   }
   a->window = a->stalls = 0;
 }
@@ -230,11 +233,13 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
     fn(ctx, 0, n);
     return;
   }
-  if (P->adapt.serial_left > 0) { /* the machine was busy: the caller alone for a while */
-    P->adapt.serial_left--;
-    fn(ctx, 0, n);
-    atomic_store(&P->busy, 0);
-    return;
+  if (P->adapt.serial_until) { /* the machine was busy: the caller alone for a while */
+    if (ft_par_now_ns() < P->adapt.serial_until) {
+      fn(ctx, 0, n);
+      atomic_store(&P->busy, 0);
+      return;
+    }
+    P->adapt.serial_until = 0;
   }
   threads = ft_pool_start(P, threads);
   int64_t chunks = (int64_t)threads * FT_PAR_CHUNKS_PER_THREAD;
@@ -256,7 +261,8 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   ft_pool_chunks(P);
   int64_t t1 = ft_par_now_ns();
   ft_pool_await(&P->done, n);
-  ft_par_adapt(&P->adapt, t1 - t0, ft_par_now_ns() - t1);
+  int64_t t2 = ft_par_now_ns();
+  ft_par_adapt(&P->adapt, t1 - t0, t2 - t1, t2);
   atomic_store(&P->seq, s + 1); /* closed */
   ft_pool_await(&P->active, 0);
   atomic_store(&P->busy, 0);

@@ -157,33 +157,58 @@ Test(parallel, thread_count) {
   cr_assert_geq(ft_get_threads(), 1, "the default is the CPUs the process may use");
 }
 
-/* The busy-machine policy, on made-up timings: stalls in a window switch to the caller alone,
- * the stretch doubles while stalls go on and resets after a clean window. */
-static void adapt_window(ft_par_adapt_state *a, int stalls) {
-  for (int i = 0; i < FT_PAR_WINDOW; i++)
-    ft_par_adapt(a, 100000, i < stalls ? 500000 : 1000); /* stall: waited 0.5 ms after 0.1 ms of work */
+/* The busy-machine policy, on made-up timings: stalls in a window switch to the caller alone
+ * for a stretch of time, which doubles while stalls go on and resets after a clean window. */
+static void adapt_window(ft_par_adapt_state *a, int stalls, int64_t now) {
+  for (int i = 0; i < FT_PAR_WINDOW; i++) /* stall: waited 0.5 ms after 0.1 ms of work */
+    ft_par_adapt(a, 100000, i < stalls ? 500000 : 1000, now);
 }
 
 Test(parallel, busy_machine_policy) {
   ft_par_adapt_state a;
   memset(&a, 0, sizeof a);
-  adapt_window(&a, FT_PAR_STALLS - 1);
-  cr_assert_eq(a.serial_left, 0, "fewer stalls than the threshold keep the threads");
-  adapt_window(&a, FT_PAR_STALLS);
-  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MIN);
-  a.serial_left = 0; /* the serial stretch ran out; stalls go on */
-  adapt_window(&a, FT_PAR_WINDOW);
-  cr_assert_eq(a.serial_left, 2 * FT_PAR_SERIAL_MIN, "the stretch doubles while stalls go on");
-  a.serial_left = 0;
-  adapt_window(&a, 0);
-  cr_assert_eq(a.serial_left, 0);
-  adapt_window(&a, FT_PAR_STALLS);
-  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MIN, "a clean window resets the stretch");
-  for (int i = 0; i < 20; i++) { a.serial_left = 0; adapt_window(&a, FT_PAR_WINDOW); }
-  cr_assert_eq(a.serial_left, FT_PAR_SERIAL_MAX, "the stretch is bounded");
+  const int64_t t = 1000000000;
+  adapt_window(&a, FT_PAR_STALLS - 1, t);
+  cr_assert_eq(a.serial_until, 0, "fewer stalls than the threshold keep the threads");
+  adapt_window(&a, FT_PAR_STALLS, t);
+  cr_assert_eq(a.serial_until, t + FT_PAR_SERIAL_MIN_NS);
+  a.serial_until = 0; /* the serial stretch ran out; stalls go on */
+  adapt_window(&a, FT_PAR_WINDOW, 2 * t);
+  cr_assert_eq(a.serial_until, 2 * t + 2 * FT_PAR_SERIAL_MIN_NS, "the stretch doubles while stalls go on");
+  a.serial_until = 0;
+  adapt_window(&a, 0, 3 * t);
+  cr_assert_eq(a.serial_until, 0);
+  adapt_window(&a, FT_PAR_STALLS, 4 * t);
+  cr_assert_eq(a.serial_until, 4 * t + FT_PAR_SERIAL_MIN_NS, "a clean window resets the stretch");
+  for (int i = 0; i < 20; i++) { a.serial_until = 0; adapt_window(&a, FT_PAR_WINDOW, 5 * t); }
+  cr_assert_eq(a.serial_until, 5 * t + FT_PAR_SERIAL_MAX_NS, "the stretch is bounded");
   memset(&a, 0, sizeof a);
-  for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000); /* short waits are noise */
-  cr_assert_eq(a.serial_left, 0);
+  for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000, t); /* short waits are noise */
+  cr_assert_eq(a.serial_until, 0);
+}
+
+static pthread_t stretch_caller;
+static void mark_owner(const void *ctx, int64_t lo, int64_t hi) {
+  _Atomic int *owner = (_Atomic int *)ctx;
+  for (int64_t i = lo; i < hi; i++) owner[i] = pthread_equal(pthread_self(), stretch_caller) ? 1 : 2;
+}
+
+/* On the pool itself: a stretch set in the future keeps every loop on the caller, one that has
+ * passed is dropped and the workers run chunks again. */
+Test(parallel, serial_stretch_ends_in_time) {
+  ft_set_threads(3);
+  ft_pool *P = &ft_pool_shared;
+  enum { N = 4096 };
+  static _Atomic int owner[N];
+  stretch_caller = pthread_self();
+  P->adapt.serial_until = ft_par_now_ns() + 60 * (int64_t)1000000000;
+  ft_parallel_for(N, 1, mark_owner, owner);
+  for (int i = 0; i < N; i++) cr_assert_eq(owner[i], 1, "item %d not run by the caller alone", i);
+  cr_assert_neq(P->adapt.serial_until, 0);
+  P->adapt.serial_until = ft_par_now_ns() - 1;
+  ft_parallel_for(N, 1, mark_owner, owner);
+  cr_assert_eq(P->adapt.serial_until, 0, "a stretch that has passed is dropped");
+  ft_set_threads(0);
 }
 
 /* Concat copies its output in chunks on the pool's threads (movement.h): chunk boundaries fall
