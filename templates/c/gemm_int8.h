@@ -88,7 +88,7 @@ enum {
   FT_I8_IN_YZ, FT_I8_IN_BIAS,
   FT_I8_CONV,     /* 1: A is an image, im2col'd; the window follows */
   FT_I8_C, FT_I8_WIN, /* conv: input channels; 18 window entries (quant.h's layout) */
-  FT_I8_WX = FT_I8_WIN + 18, /* 1: a 1x1 conv computed as W.X (see "1x1 convs as W.X" below) */
+  FT_I8_WX = FT_I8_WIN + 18, /* 1: a conv computed as W.X (see "convs as W.X" below) */
   FT_I8_NP
 };
 enum { FT_I8_OUT_S32, FT_I8_OUT_F32, FT_I8_OUT_U8, FT_I8_OUT_S8 };
@@ -433,6 +433,10 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
                   : rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
     __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias) : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
     if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    /* Relu and Clip (MobileNetV2's ReLU6) here, not in a pass over the stored row: ft_gemm_act's
+       v < lo ? lo : v > hi ? hi : v, NaN kept (max/min return their second operand on NaN) */
+    if (c->act.act == FT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    else if (c->act.act == FT_ACT_CLIP) v = _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
     return _mm512_castps_si512(v);
   }
   default: {
@@ -460,11 +464,12 @@ static inline __attribute__((always_inline)) void ft_i8_store_v(const ft_i8_ctx 
  * strided (a conv's NCHW); the activation first. Where Y's rows are contiguous (rs 1), 16
  * columns at a time are transposed in registers and each column's nr values go out as one
  * masked store: one scalar store per value cost a quarter of MobileNetV2 QDQ's time. */
+static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) { return c->act.act == FT_ACT_RELU || c->act.act == FT_ACT_CLIP; }
 static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t nr, int64_t j0, int64_t nc) {
   const int64_t *p = c->p;
   int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
   int wide = p[FT_I8_OUT] <= FT_I8_OUT_F32;
-  if (c->act.act)
+  if (c->act.act && !ft_i8_act_in_regs(c))
     for (int64_t r = 0; r < nr; r++) ft_gemm_act(tile + r * FT_I8_NR, nc, &c->act);
   if (rs == 1) {
     __mmask16 rm = (__mmask16)((1u << nr) - 1);
@@ -534,7 +539,7 @@ static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t n
         if (direct) ft_i8_store_v(c, y, c->c0 + r0 + r, j0 + 16 * v, mk);                        \
         else _mm512_storeu_si512((void *)(tile + r * FT_I8_NR + 16 * v), y);                     \
       }                                                                                          \
-      if (direct && c->act.act) /* the row just stored, still in L1 */                          \
+      if (direct && c->act.act && !ft_i8_act_in_regs(c)) /* the row just stored, in L1 */       \
         ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);      \
     }                                                                                            \
     if (!direct) ft_i8_store_t(c, tile, c->c0 + r0, nr, j0, nc);                                 \
@@ -693,13 +698,15 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   c->zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], yz_signed, 1, 0) : 0;
 }
 
-/* ---- 1x1 convs as W.X -----------------------------------------------------------------------
- * A 1x1 conv of stride 1 without padding whose weight is int8 of zero point 0 (FT_I8_WX): the
+/* ---- convs as W.X ---------------------------------------------------------------------------
+ * A conv (group 1) whose weight is int8 of zero point 0 (FT_I8_WX): the
  * weight is the row operand (M = output channels, packed at compile time in the A layout, its
  * int8 bytes as they are: vpdpbusd's signed operand, the embedded broadcast) and the image the
  * column operand (N = pixels of one image, K = input channels): each group of 4 channel rows is
  * converted to uint8 (quantized, for a float32 image) and interleaved 4 channels per pixel into
- * the B panel layout, vpdpbusd's unsigned operand as it is. No shift on either side, so the only
+ * the B panel layout, vpdpbusd's unsigned operand as it is (a conv with a window that is not
+ * 1x1 of stride 1 unpadded: its im2col rows, built per panel from the uint8 image; padding is
+ * zx, which contributes 0). No shift on either side, so the only
  * correction is per row: sum (x - zx) w = sum x w - zx wsum(m). The output rows are Y's channel
  * rows, stored from the registers as a matmul's (no transpose), and the scales and bias are per
  * row. The micro-kernels and epilogues are the GEMM's (ctx.rowwise). */
@@ -719,21 +726,40 @@ static inline __m128i ft_i8_wx_u8x16(int64_t kind, float qs, int32_t ca, const v
 }
 #endif
 
-/* groups [lo, hi) of 4 channels of this image into every panel */
+/* W.X with a window that is not 1x1 stride 1 unpadded: the image rows are im2col rows, built
+ * per panel from the uint8 image (FT_I8_CONV without ft_i8_conv_direct) */
+static inline int ft_i8_wx_im2col(const int64_t *p) { return p[FT_I8_CONV] && !ft_i8_conv_direct(p); }
+
+/* groups [lo, hi) of 4 k rows (channels, or im2col rows) of this image into every panel: 16
+ * pixels of the 4 rows converted to uint8, then interleaved 4 bytes per pixel */
 static void ft_i8_wx_pack_x(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t kind = c->p[FT_I8_A_KIND], esz = kind == 2 ? 4 : 1, N = c->N, K = c->K;
-  uint8_t *bp = (uint8_t *)c->bp;
+  int im2col = ft_i8_wx_im2col(c->p);
+  uint8_t *bp = (uint8_t *)(uintptr_t)c->bp, buf[4][FT_I8_NR];
   for (int64_t g = lo; g < hi; g++) {
     const char *xr[4];
     for (int j = 0; j < 4; j++) xr[j] = 4 * g + j < K ? (const char *)c->a + (4 * g + j) * N * esz : NULL;
     for (int64_t j0 = 0; j0 < c->N16; j0 += FT_I8_NR) {
       int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
       uint8_t *d = bp + j0 * c->K4 + g * w * 4;
+      const char *src[4] = {xr[0], xr[1], xr[2], xr[3]};
+      int64_t off = j0, lim = N, kd = kind; /* the pixels [off + q, ..) of src, below lim */
+      if (im2col) {
+        ft_i8_ctx cc = *c; /* the panel's positions: c0, rows */
+        cc.c0 = j0;
+        cc.rows = N - j0 < w ? N - j0 : w;
+        for (int j = 0; j < 4; j++)
+          if (xr[j]) {
+            ft_i8_im2col_row(&cc, 4 * g + j, buf[j]);
+            src[j] = (const char *)buf[j];
+          }
+        off = 0; lim = cc.rows; kd = 0;
+      }
 #ifdef FT_I8_VNNI
       for (int64_t q0 = 0; q0 < w; q0 += 16) {
         __m128i v[4];
-        for (int j = 0; j < 4; j++) v[j] = xr[j] ? ft_i8_wx_u8x16(kind, c->qs, c->ca, xr[j], j0 + q0, N) : _mm_setzero_si128();
+        for (int j = 0; j < 4; j++) v[j] = src[j] ? ft_i8_wx_u8x16(kd, c->qs, c->ca, src[j], off + q0, lim) : _mm_setzero_si128();
         __m128i t0 = _mm_unpacklo_epi8(v[0], v[1]), t1 = _mm_unpackhi_epi8(v[0], v[1]);
         __m128i t2 = _mm_unpacklo_epi8(v[2], v[3]), t3 = _mm_unpackhi_epi8(v[2], v[3]);
         _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0), _mm_unpacklo_epi16(t0, t2));
@@ -742,23 +768,24 @@ static void ft_i8_wx_pack_x(const void *ctx, int64_t lo, int64_t hi) {
         _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 48), _mm_unpackhi_epi16(t1, t3));
       }
 #else
+      int64_t se = kd == 2 ? 4 : 1;
       for (int64_t q = 0; q < w; q++)
         for (int j = 0; j < 4; j++) {
-          int64_t n = j0 + q;
           uint8_t u = 0;
-          if (xr[j] && n < N) ft_i8_to_u8(kind, c->qs, c->ca, xr[j] + n * esz, 1, &u);
+          if (src[j] && off + q < lim) ft_i8_to_u8(kd, c->qs, c->ca, src[j] + (off + q) * se, 1, &u);
           d[4 * q + j] = u;
         }
 #endif
     }
   }
+  (void)esz;
 }
 
 static inline size_t ft_i8_wx_scratch(const int64_t *p) {
   int64_t M6 = ft_i8_m6(p[FT_I8_M]);
-  /* four carves of at most 63 bytes of padding each, and the alignment of the scratch */
+  /* five carves of at most 63 bytes of padding each, and the alignment of the scratch */
   return (size_t)(8 * M6) + (size_t)(ft_i8_n16(p[FT_I8_N]) * ft_i8_k4(p[FT_I8_K])) +
-         ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], NULL, NULL) + 5 * 64;
+         ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], NULL, NULL) + (size_t)(ft_i8_wx_im2col(p) ? ft_i8_image_bytes(p) : 0) + 6 * 64;
 }
 
 static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, void *const *out, char *sc) {
@@ -805,9 +832,15 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
   int64_t esz = kind == 2 ? 4 : 1;
   int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
   int64_t panels = (c.N16 + FT_I8_NR - 1) / FT_I8_NR;
+  /* im2col: the image as uint8 first (a uint8 image is read as it is) */
+  uint8_t *img = ft_i8_wx_im2col(p) && kind ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
   for (int64_t bi = 0; bi < p[FT_I8_NBATCH]; bi++) {
     c.a = (const char *)in[p[FT_I8_IN_A]] + bi * p[FT_I8_A_BS] * esz;
     c.y = (char *)out[0] + bi * p[FT_I8_Y_BS] * ysz;
+    if (img) {
+      ft_i8_image_u8(&c, c.a, ft_i8_image_bytes(p), img);
+      c.a = img;
+    }
     ft_parallel_for(c.K4 / 4, c.K4 * c.N16 >= 16384, ft_i8_wx_pack_x, &c);
     ft_parallel_for(panels * (c.mc / FT_I8_MR), c.mc * c.K4 * c.N >= 65536, ft_i8_gemm_run, &c);
   }

@@ -6,7 +6,8 @@
  * core run: this file's (vpdpbusd where the compiler targets VNNI) and gemm_int8_portable.c
  * (plain C); integer sums are exact, so both must equal the reference bit for bit, and the
  * float epilogues compute the same float expressions as the reference. One convolution case
- * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store.
+ * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store,
+ * and the same conv as W.X (the im2col rows packed per panel, rows stored directly).
  * 1x1 convs of stride 1 as W.X (FT_I8_WX: weight rows broadcast, the image packed 4 channels per
  * pixel, rows stored without a transpose) run over odd channel and pixel counts, batch 2, 1 and
  * 3 threads, every image kind and every epilogue against an integer reference.
@@ -194,7 +195,7 @@ Test(gemm_int8, portable_matches_reference) {
 /* a 2-D conv of a float32 image: 2 images, 5 channels 9 x 7, 11 output channels of 3 x 2
  * taps, stride (2, 1), dilation (1, 2), padding (1, 0 | 2, 1); int8 weights per channel, a
  * uint8 zero point; float32 out with bias and Relu (act 0) or the activation act, NCHW */
-static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
+static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, int wx) {
   const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PL = 0, PB = 2, PR = 1;
   const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
   float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
@@ -220,7 +221,7 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
                 acc += (xq - az) * w[((m * C + c) * KH + a) * KW + bb];
               }
           float y = (float)acc * (as * bs[m]) + bias[m];
-          ft_gemm_epi e = {.act = act};
+          ft_gemm_epi e = {.act = act, .lo = (float)clip[0], .hi = (float)clip[1]};
           if (act) ft_gemm_act(&y, 1, &e);
           want[((n * MO + m) * OH + oh) * OW + ow] = act || y > 0 ? y : 0;
         }
@@ -236,12 +237,15 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
   p[FT_I8_CONV] = 1; p[FT_I8_C] = C;
   int64_t win[18] = {1, H, W, 1, OH, OW, 1, KH, KW, 1, SH, SW, 1, DH, DW, 0, PT, PL};
   memcpy(p + FT_I8_WIN, win, sizeof win);
+  if (wx) { /* W.X: output channels as rows, the im2col rows packed 4 per position */
+    p[FT_I8_WX] = 1; p[FT_I8_M] = MO; p[FT_I8_N] = OH * OW; p[FT_I8_Y_RS] = OH * OW; p[FT_I8_Y_CS] = 1;
+  }
   void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
   pack(p, w, packed);
   p[FT_I8_PACKED] = 1;
   const void *in[6] = {x, &as, &az, packed, bs, bias};
   void *out[1] = {got}, *scratch = malloc(ft_i8_scratch(p));
-  kern(p, NULL, in, out, scratch);
+  kern(p, clip, in, out, scratch);
   int64_t bad = -1;
   /* the compiler may contract acc * scale + bias into one fma in either: within an ulp or two */
   for (int64_t i = 0; i < NB * MO * OH * OW && bad < 0; i++)
@@ -252,11 +256,14 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
 }
 
 Test(gemm_int8, conv_native_and_portable) {
-  for (int act = 0; act <= FT_ACT_GELU; act += FT_ACT_GELU) {
+  for (int v = 0; v < 6; v++) {
+    int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_GELU : FT_ACT_CLIP, wx = v >= 3;
     unsigned seed = rng;
-    float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act);
+    ft_set_threads(1 + 2 * (v & 1));
+    gemm_int8_portable_set_threads(1 + 2 * (v & 1));
+    float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act, wx);
     rng = seed; /* the same data for the portable build: the two outputs must be equal */
-    float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act);
+    float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act, wx);
     cr_expect(memcmp(a, b, sizeof(float) * 2 * 11 * 5 * 6) == 0, "act %d: the native and portable convs differ", act);
     free(a);
     free(b);
