@@ -26,6 +26,8 @@
  *             sliver front to back. k past K is 0 (it adds nothing to the row sums).
  * A conv's A is its im2col matrix, one row per output position, packed straight from the
  * image (padding holds the zero point: it contributes 0); the output is written transposed (NCHW).
+ * A conv with an int8 weight of zero point 0 runs as W.X instead (FT_I8_WX, "convs as W.X" below):
+ * the weight packed in the A layout, the image's rows in the B layout, the output rows direct.
  *
  * The micro-kernel (FT_I8_PATH names the one compiled):
  *   avx512_vnni (__AVX512VNNI__)  vpdpbusd: 6 rows x 64 columns in 24 zmm accumulators, each
