@@ -26,6 +26,8 @@
  *             sliver front to back. k past K is 0 (it adds nothing to the row sums).
  * A conv's A is its im2col matrix, one row per output position, packed straight from the
  * image (padding holds the zero point: it contributes 0); the output is written transposed (NCHW).
+ * A conv with an int8 weight of zero point 0 runs as W.X instead (FT_I8_WX, "convs as W.X" below):
+ * the weight packed in the A layout, the image's rows in the B layout, the output rows direct.
  *
  * The micro-kernel (FT_I8_PATH names the one compiled):
  *   avx512_vnni (__AVX512VNNI__)  vpdpbusd: 6 rows x 64 columns in 24 zmm accumulators, each
@@ -88,7 +90,8 @@ enum {
   FT_I8_IN_YZ, FT_I8_IN_BIAS,
   FT_I8_CONV,     /* 1: A is an image, im2col'd; the window follows */
   FT_I8_C, FT_I8_WIN, /* conv: input channels; 18 window entries (quant.h's layout) */
-  FT_I8_NP = FT_I8_WIN + 18
+  FT_I8_WX = FT_I8_WIN + 18, /* 1: a conv computed as W.X (see "convs as W.X" below) */
+  FT_I8_NP
 };
 enum { FT_I8_OUT_S32, FT_I8_OUT_F32, FT_I8_OUT_U8, FT_I8_OUT_S8 };
 
@@ -124,8 +127,33 @@ static size_t ft_i8_pack_b_raw(int64_t K, int64_t N, int64_t rs, int64_t cs, int
   return bytes;
 }
 
-/* the prepack hook (compiler/ops/quant.c names it): B as p describes it */
+static inline int64_t ft_i8_m6(int64_t m) { return (m + FT_I8_MR - 1) / FT_I8_MR * FT_I8_MR; }
+
+/* bytes of a W.X conv's packed weight (int8 W [M, K], row-major), or pack it: int32 wsum[M6]
+ * (each row's sum), then the A layout below with M6 = M rounded up to FT_I8_MR rows, the int8
+ * bytes as they are (they are vpdpbusd's signed operand); rows past M and k past K are 0. */
+static size_t ft_i8_pack_w_raw(int64_t M, int64_t K, const int8_t *src, void *dst) {
+  int64_t K4 = ft_i8_k4(K), M6 = ft_i8_m6(M), G = K4 >> 2;
+  size_t bytes = (size_t)(4 * M6 + M6 * K4);
+  if (!dst) return bytes;
+  memset(dst, 0, bytes);
+  int32_t *wsum = (int32_t *)dst;
+  int8_t *pk = (int8_t *)dst + 4 * M6;
+  for (int64_t m = 0; m < M; m++) {
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int8_t v = src[m * K + k];
+      pk[((m / FT_I8_MR * G + (k >> 2)) * FT_I8_MR + m % FT_I8_MR) * 4 + (k & 3)] = v;
+      s += v;
+    }
+    wsum[m] = s;
+  }
+  return bytes;
+}
+
+/* the prepack hook (compiler/ops/quant.c names it): B as p describes it (W.X: the weight) */
 static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
+  if (p[FT_I8_WX]) return ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], (const int8_t *)src, dst);
   return ft_i8_pack_b_raw(p[FT_I8_K], p[FT_I8_N], p[FT_I8_B_RS], p[FT_I8_B_CS], (int)p[FT_I8_B_SIGNED], src, dst);
 }
 
@@ -142,7 +170,9 @@ typedef struct {
   int32_t *comp;                           /* per column (N16, 0 past N): -za'' colsum'' + K za'' zb'' */
   int8_t *ap;                              /* packed A chunk (A'') */
   int32_t *rowsum;                         /* rowsum'' per chunk row, when zbp */
-  const float *scale;                      /* per column (N16 entries, the one scale repeated) */
+  const float *scale;                      /* per column (N16 entries, the one scale repeated);
+                                              rowwise: per row, as comp and the bias */
+  int rowwise;                             /* W.X: the corrections, scales and bias are per row */
   int64_t nscale;                          /* scales given: 1 or N */
   const void *bias;
   int32_t zy;
@@ -336,9 +366,11 @@ static void ft_i8_rowsums_run(const void *ctx, int64_t lo, int64_t hi) {
 static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_t r0, int64_t nr, int64_t j0, int64_t nc) {
   const int64_t *p = c->p;
   int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
+  int rw = c->rowwise; /* W.X: comp, scale and bias by row (E: the entry of row r, column n) */
+#define E (rw ? r0 + r : n)
   for (int64_t r = 0; r < nr; r++)
     for (int64_t q = 0; q < nc; q++)
-      tile[r * FT_I8_NR + q] += c->comp[j0 + q] - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
+      tile[r * FT_I8_NR + q] += (rw ? c->comp[r0 + r] : c->comp[j0 + q]) - (c->zbp ? c->zbp[j0 + q] * c->rowsum[r0 + r] : 0);
   const float *sc = c->scale;
   switch (p[FT_I8_OUT]) {
   case FT_I8_OUT_S32: {
@@ -354,7 +386,7 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
       for (int64_t q = 0; q < nc; q++) {
         int64_t n = j0 + q;
         int32_t acc = tile[r * FT_I8_NR + q];
-        float v = fb ? fmaf((float)acc, sc[n], fb[n]) : (float)acc * sc[n];
+        float v = fb ? fmaf((float)acc, sc[E], fb[E]) : (float)acc * sc[E];
         ft[r * FT_I8_NR + q] = relu && v < 0 ? 0 : v;
       }
       if (c->act.act) ft_gemm_act(ft + r * FT_I8_NR, nc, &c->act);
@@ -368,18 +400,19 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
     if (p[FT_I8_OUT] == FT_I8_OUT_U8) {
       uint8_t *y = (uint8_t *)c->y;
       FT_I8_EPI_LOOP({
-        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[n]) + zy;
+        float v = rintf((float)(acc + (ib ? ib[E] : 0)) * sc[E]) + zy;
         y[at] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
       });
     } else {
       int8_t *y = (int8_t *)c->y;
       FT_I8_EPI_LOOP({
-        float v = rintf((float)(acc + (ib ? ib[n] : 0)) * sc[n]) + zy;
+        float v = rintf((float)(acc + (ib ? ib[E] : 0)) * sc[E]) + zy;
         y[at] = (int8_t)(v < -128.0f ? -128.0f : v > 127.0f ? 127.0f : v);
       });
     }
   }
   }
+#undef E
 }
 #undef FT_I8_EPI_LOOP
 
@@ -391,19 +424,26 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
  * epilogue's expressions, lane by lane (one fma with a bias; max(0, v) keeps -0 as v < 0 does). */
 static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx *c, __m512i x, int64_t r, int64_t n, __mmask16 mk) {
   const int64_t *p = c->p;
-  x = _mm512_add_epi32(x, _mm512_loadu_si512((const void *)(c->comp + n)));
+  int rw = c->rowwise; /* W.X: comp, scale and bias of row r in every lane */
+  x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(c->comp[r]) : _mm512_loadu_si512((const void *)(c->comp + n)));
   if (c->zbp) x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(c->zbp + n)), _mm512_set1_epi32(c->rowsum[r])));
-  __m512 sc = _mm512_loadu_ps(c->scale + n);
+  __m512 sc = rw ? _mm512_set1_ps(c->scale[r]) : _mm512_loadu_ps(c->scale + n);
   switch (p[FT_I8_OUT]) {
   case FT_I8_OUT_S32: return x;
   case FT_I8_OUT_F32: {
-    __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n))
-                                  : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
+    __m512 bias = p[FT_I8_BIAS] != 1 ? _mm512_setzero_ps()
+                  : rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
+    __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias) : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
     if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    /* Relu and Clip (MobileNetV2's ReLU6) here, not in a pass over the stored row: ft_gemm_act's
+       v < lo ? lo : v > hi ? hi : v, NaN kept (max/min return their second operand on NaN) */
+    if (c->act.act == FT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    else if (c->act.act == FT_ACT_CLIP) v = _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
     return _mm512_castps_si512(v);
   }
   default: {
-    if (p[FT_I8_BIAS] == 2) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
+    if (p[FT_I8_BIAS] == 2)
+      x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(((const int32_t *)c->bias)[r]) : _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
     __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
     int u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
@@ -426,11 +466,12 @@ static inline __attribute__((always_inline)) void ft_i8_store_v(const ft_i8_ctx 
  * strided (a conv's NCHW); the activation first. Where Y's rows are contiguous (rs 1), 16
  * columns at a time are transposed in registers and each column's nr values go out as one
  * masked store: one scalar store per value cost a quarter of MobileNetV2 QDQ's time. */
+static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) { return c->act.act == FT_ACT_RELU || c->act.act == FT_ACT_CLIP; }
 static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t nr, int64_t j0, int64_t nc) {
   const int64_t *p = c->p;
   int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
   int wide = p[FT_I8_OUT] <= FT_I8_OUT_F32;
-  if (c->act.act)
+  if (c->act.act && !ft_i8_act_in_regs(c))
     for (int64_t r = 0; r < nr; r++) ft_gemm_act(tile + r * FT_I8_NR, nc, &c->act);
   if (rs == 1) {
     __mmask16 rm = (__mmask16)((1u << nr) - 1);
@@ -500,7 +541,7 @@ static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t n
         if (direct) ft_i8_store_v(c, y, c->c0 + r0 + r, j0 + 16 * v, mk);                        \
         else _mm512_storeu_si512((void *)(tile + r * FT_I8_NR + 16 * v), y);                     \
       }                                                                                          \
-      if (direct && c->act.act) /* the row just stored, still in L1 */                          \
+      if (direct && c->act.act && !ft_i8_act_in_regs(c)) /* the row just stored, in L1 */       \
         ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);      \
     }                                                                                            \
     if (!direct) ft_i8_store_t(c, tile, c->c0 + r0, nr, j0, nc);                                 \
@@ -582,7 +623,9 @@ static inline int64_t ft_i8_chunk(const int64_t *p) {
   return c < m ? c : m;
 }
 /* scratch: [comp, zbp, rowsum, scale] int32/float, packed A chunk, the uint8 image, B unpacked */
+static inline size_t ft_i8_wx_scratch(const int64_t *p);
 static inline size_t ft_i8_scratch(const int64_t *p) {
+  if (p[FT_I8_WX]) return ft_i8_wx_scratch(p);
   int64_t N16 = ft_i8_n16(p[FT_I8_N]), mc = ft_i8_chunk(p);
   size_t s = (size_t)(4 * (3 * N16 + mc)) + 64;
   s += (size_t)(mc * ft_i8_k4(p[FT_I8_K])) + 64;
@@ -657,7 +700,159 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   c->zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], yz_signed, 1, 0) : 0;
 }
 
+/* ---- convs as W.X ---------------------------------------------------------------------------
+ * A conv (group 1) whose weight is int8 of zero point 0 (FT_I8_WX): the
+ * weight is the row operand (M = output channels, packed at compile time in the A layout, its
+ * int8 bytes as they are: vpdpbusd's signed operand, the embedded broadcast) and the image the
+ * column operand (N = pixels of one image, K = input channels): each group of 4 channel rows is
+ * converted to uint8 (quantized, for a float32 image) and interleaved 4 channels per pixel into
+ * the B panel layout, vpdpbusd's unsigned operand as it is (a conv with a window that is not
+ * 1x1 of stride 1 unpadded: its im2col rows, built per panel from the uint8 image; padding is
+ * zx, which contributes 0). No shift on either side, so the only
+ * correction is per row: sum (x - zx) w = sum x w - zx wsum(m). The output rows are Y's channel
+ * rows, stored from the registers as a matmul's (no transpose), and the scales and bias are per
+ * row. The micro-kernels and epilogues are the GEMM's (ctx.rowwise). */
+
+#ifdef FT_I8_VNNI
+/* 16 elements of an image row from x[i, i + 16) as uint8 (zeros past n): ft_i8_to_u8's values */
+static inline __m128i ft_i8_wx_u8x16(int64_t kind, float qs, int32_t ca, const void *x, int64_t i, int64_t n) {
+  __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : n > i ? (__mmask16)((1u << (n - i)) - 1) : 0;
+  if (kind == 2) {
+    __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, (const float *)x + i), _mm512_set1_ps(qs)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, _mm512_set1_ps((float)ca)), _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+    return _mm_maskz_mov_epi8(mk, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q)));
+  }
+  __m128i v = _mm_maskz_loadu_epi8(mk, (const uint8_t *)x + i);
+  return kind == 1 ? _mm_maskz_mov_epi8(mk, _mm_xor_si128(v, _mm_set1_epi8((char)0x80))) : v;
+}
+#endif
+
+/* W.X with a window that is not 1x1 stride 1 unpadded: the image rows are im2col rows, built
+ * per panel from the uint8 image (FT_I8_CONV without ft_i8_conv_direct) */
+static inline int ft_i8_wx_im2col(const int64_t *p) { return p[FT_I8_CONV] && !ft_i8_conv_direct(p); }
+
+/* groups [lo, hi) of 4 k rows (channels, or im2col rows) of this image into every panel: 16
+ * pixels of the 4 rows converted to uint8, then interleaved 4 bytes per pixel */
+static void ft_i8_wx_pack_x(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
+  int64_t kind = c->p[FT_I8_A_KIND], esz = kind == 2 ? 4 : 1, N = c->N, K = c->K;
+  int im2col = ft_i8_wx_im2col(c->p);
+  uint8_t *bp = (uint8_t *)(uintptr_t)c->bp, buf[4][FT_I8_NR];
+  for (int64_t g = lo; g < hi; g++) {
+    const char *xr[4];
+    for (int j = 0; j < 4; j++) xr[j] = 4 * g + j < K ? (const char *)c->a + (4 * g + j) * N * esz : NULL;
+    for (int64_t j0 = 0; j0 < c->N16; j0 += FT_I8_NR) {
+      int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
+      uint8_t *d = bp + j0 * c->K4 + g * w * 4;
+      const char *src[4] = {xr[0], xr[1], xr[2], xr[3]};
+      int64_t off = j0, lim = N, kd = kind; /* the pixels [off + q, ..) of src, below lim */
+      if (im2col) {
+        ft_i8_ctx cc = *c; /* the panel's positions: c0, rows */
+        cc.c0 = j0;
+        cc.rows = N - j0 < w ? N - j0 : w;
+        for (int j = 0; j < 4; j++)
+          if (xr[j]) {
+            ft_i8_im2col_row(&cc, 4 * g + j, buf[j]);
+            src[j] = (const char *)buf[j];
+          }
+        off = 0; lim = cc.rows; kd = 0;
+      }
+#ifdef FT_I8_VNNI
+      for (int64_t q0 = 0; q0 < w; q0 += 16) {
+        __m128i v[4];
+        for (int j = 0; j < 4; j++) v[j] = src[j] ? ft_i8_wx_u8x16(kd, c->qs, c->ca, src[j], off + q0, lim) : _mm_setzero_si128();
+        __m128i t0 = _mm_unpacklo_epi8(v[0], v[1]), t1 = _mm_unpackhi_epi8(v[0], v[1]);
+        __m128i t2 = _mm_unpacklo_epi8(v[2], v[3]), t3 = _mm_unpackhi_epi8(v[2], v[3]);
+        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0), _mm_unpacklo_epi16(t0, t2));
+        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 16), _mm_unpackhi_epi16(t0, t2));
+        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 32), _mm_unpacklo_epi16(t1, t3));
+        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 48), _mm_unpackhi_epi16(t1, t3));
+      }
+#else
+      int64_t se = kd == 2 ? 4 : 1;
+      for (int64_t q = 0; q < w; q++)
+        for (int j = 0; j < 4; j++) {
+          uint8_t u = 0;
+          if (src[j] && off + q < lim) ft_i8_to_u8(kd, c->qs, c->ca, src[j] + (off + q) * se, 1, &u);
+          d[4 * q + j] = u;
+        }
+#endif
+    }
+  }
+  (void)esz;
+}
+
+static inline size_t ft_i8_wx_scratch(const int64_t *p) {
+  int64_t M6 = ft_i8_m6(p[FT_I8_M]);
+  /* five carves of at most 63 bytes of padding each, and the alignment of the scratch */
+  return (size_t)(8 * M6) + (size_t)(ft_i8_n16(p[FT_I8_N]) * ft_i8_k4(p[FT_I8_K])) +
+         ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], NULL, NULL) + (size_t)(ft_i8_wx_im2col(p) ? ft_i8_image_bytes(p) : 0) + 6 * 64;
+}
+
+static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, void *const *out, char *sc) {
+  ft_i8_ctx c;
+  memset(&c, 0, sizeof c);
+  c.p = p;
+  c.M = p[FT_I8_M]; c.N = p[FT_I8_N]; c.K = p[FT_I8_K];
+  c.K4 = ft_i8_k4(c.K); c.N16 = ft_i8_n16(c.N);
+  c.mc = ft_i8_m6(c.M); c.rows = c.M; c.c0 = 0;
+  c.rowwise = 1;
+  int64_t kind = p[FT_I8_A_KIND];
+  int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
+  c.qs = kind == 2 ? *(const float *)in[p[FT_I8_IN_AS]] : 1.0f;
+  if (c.qs == 0.0f) c.qs = 1.0f; /* as ft_i8_setup */
+  c.ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);
+  c.comp = (int32_t *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
+  float *scale = (float *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
+  c.bp = (const uint8_t *)ft_i8_carve(&sc, (size_t)(c.N16 * c.K4));
+  const void *w = in[p[FT_I8_IN_B]];
+  if (!p[FT_I8_PACKED]) {
+    void *dst = ft_i8_carve(&sc, ft_i8_pack_w_raw(c.M, c.K, NULL, NULL));
+    ft_i8_pack_w_raw(c.M, c.K, (const int8_t *)w, dst);
+    w = dst;
+  }
+  const int32_t *wsum = (const int32_t *)w;
+  c.ap = (int8_t *)(uintptr_t)((const char *)w + 4 * c.mc);
+  memset(scale, 0, 4 * (size_t)c.mc);
+  for (int64_t m = 0; m < c.mc; m++) c.comp[m] = m < c.M ? -c.ca * wsum[m] : 0;
+  if (p[FT_I8_OUT] != FT_I8_OUT_S32) {
+    float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
+    const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
+    for (int64_t m = 0; m < c.M; m++) {
+      float b = bsc[p[FT_I8_NSB] > 1 ? m : 0];
+      scale[m] = p[FT_I8_IN_YS] >= 0 ? as * b / ys : as * b;
+    }
+  }
+  c.scale = scale;
+  c.nscale = c.M;
+  c.bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
+  c.act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 ? (int)p[FT_I8_ACT] : 0;
+  c.act.lo = f ? (float)f[0] : 0.0f;
+  c.act.hi = f ? (float)f[1] : 0.0f;
+  c.zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], p[FT_I8_OUT] == FT_I8_OUT_S8, 1, 0) : 0;
+  int64_t esz = kind == 2 ? 4 : 1;
+  int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
+  int64_t panels = (c.N16 + FT_I8_NR - 1) / FT_I8_NR;
+  /* im2col: the image as uint8 first (a uint8 image is read as it is) */
+  uint8_t *img = ft_i8_wx_im2col(p) && kind ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
+  for (int64_t bi = 0; bi < p[FT_I8_NBATCH]; bi++) {
+    c.a = (const char *)in[p[FT_I8_IN_A]] + bi * p[FT_I8_A_BS] * esz;
+    c.y = (char *)out[0] + bi * p[FT_I8_Y_BS] * ysz;
+    if (img) {
+      ft_i8_image_u8(&c, c.a, ft_i8_image_bytes(p), img);
+      c.a = img;
+    }
+    ft_parallel_for(c.K4 / 4, c.K4 * c.N16 >= 16384, ft_i8_wx_pack_x, &c);
+    ft_parallel_for(panels * (c.mc / FT_I8_MR), c.mc * c.K4 * c.N >= 65536, ft_i8_gemm_run, &c);
+  }
+}
+
 static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch) {
+  if (p[FT_I8_WX]) {
+    ft_i8_wx(p, f, in, out, (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63));
+    return;
+  }
   ft_i8_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p;

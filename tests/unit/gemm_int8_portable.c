@@ -10,3 +10,5 @@ void gemm_int8_portable(const int64_t *p, const double *f, const void *const *in
 }
 
 size_t gemm_int8_portable_pack(const int64_t *p, const void *src, void *dst) { return ft_i8_pack_b(p, src, dst); }
+
+void gemm_int8_portable_set_threads(int n) { ft_set_threads(n); }

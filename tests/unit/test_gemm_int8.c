@@ -6,7 +6,11 @@
  * core run: this file's (vpdpbusd where the compiler targets VNNI) and gemm_int8_portable.c
  * (plain C); integer sums are exact, so both must equal the reference bit for bit, and the
  * float epilogues compute the same float expressions as the reference. One convolution case
- * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store.
+ * (padding, stride, dilation, float32 image) checks the im2col path and the transposed store,
+ * and the same conv as W.X (the im2col rows packed per panel, rows stored directly).
+ * 1x1 convs of stride 1 as W.X (FT_I8_WX: weight rows broadcast, the image packed 4 channels per
+ * pixel, rows stored without a transpose) run over odd channel and pixel counts, batch 2, 1 and
+ * 3 threads, every image kind and every epilogue against an integer reference.
  * The dynamic form (ftax.DynamicQuantizeScale feeding ftax.QDQMatMul with a float32 A) runs
  * against DynamicQuantizeLinear's full kernel, an integer matmul and the float epilogue. */
 #include <criterion/criterion.h>
@@ -20,6 +24,7 @@
 const char *gemm_int8_portable_path(void);
 void gemm_int8_portable(const int64_t *p, const double *f, const void *const *in, void *const *out, void *scratch);
 size_t gemm_int8_portable_pack(const int64_t *p, const void *src, void *dst);
+void gemm_int8_portable_set_threads(int n);
 
 static unsigned rng = 4242u;
 static int rnd8(void) {
@@ -190,7 +195,7 @@ Test(gemm_int8, portable_matches_reference) {
 /* a 2-D conv of a float32 image: 2 images, 5 channels 9 x 7, 11 output channels of 3 x 2
  * taps, stride (2, 1), dilation (1, 2), padding (1, 0 | 2, 1); int8 weights per channel, a
  * uint8 zero point; float32 out with bias and Relu (act 0) or the activation act, NCHW */
-static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
+static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, int wx) {
   const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11, KH = 3, KW = 2, SH = 2, SW = 1, DH = 1, DW = 2, PT = 1, PL = 0, PB = 2, PR = 1;
   const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
   float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
@@ -216,7 +221,7 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
                 acc += (xq - az) * w[((m * C + c) * KH + a) * KW + bb];
               }
           float y = (float)acc * (as * bs[m]) + bias[m];
-          ft_gemm_epi e = {.act = act};
+          ft_gemm_epi e = {.act = act, .lo = (float)clip[0], .hi = (float)clip[1]};
           if (act) ft_gemm_act(&y, 1, &e);
           want[((n * MO + m) * OH + oh) * OW + ow] = act || y > 0 ? y : 0;
         }
@@ -232,12 +237,15 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
   p[FT_I8_CONV] = 1; p[FT_I8_C] = C;
   int64_t win[18] = {1, H, W, 1, OH, OW, 1, KH, KW, 1, SH, SW, 1, DH, DW, 0, PT, PL};
   memcpy(p + FT_I8_WIN, win, sizeof win);
+  if (wx) { /* W.X: output channels as rows, the im2col rows packed 4 per position */
+    p[FT_I8_WX] = 1; p[FT_I8_M] = MO; p[FT_I8_N] = OH * OW; p[FT_I8_Y_RS] = OH * OW; p[FT_I8_Y_CS] = 1;
+  }
   void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
   pack(p, w, packed);
   p[FT_I8_PACKED] = 1;
   const void *in[6] = {x, &as, &az, packed, bs, bias};
   void *out[1] = {got}, *scratch = malloc(ft_i8_scratch(p));
-  kern(p, NULL, in, out, scratch);
+  kern(p, clip, in, out, scratch);
   int64_t bad = -1;
   /* the compiler may contract acc * scale + bias into one fma in either: within an ulp or two */
   for (int64_t i = 0; i < NB * MO * OH * OW && bad < 0; i++)
@@ -248,11 +256,14 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act) {
 }
 
 Test(gemm_int8, conv_native_and_portable) {
-  for (int act = 0; act <= FT_ACT_GELU; act += FT_ACT_GELU) {
+  for (int v = 0; v < 6; v++) {
+    int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_GELU : FT_ACT_CLIP, wx = v >= 3;
     unsigned seed = rng;
-    float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act);
+    ft_set_threads(1 + 2 * (v & 1));
+    gemm_int8_portable_set_threads(1 + 2 * (v & 1));
+    float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act, wx);
     rng = seed; /* the same data for the portable build: the two outputs must be equal */
-    float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act);
+    float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act, wx);
     cr_expect(memcmp(a, b, sizeof(float) * 2 * 11 * 5 * 6) == 0, "act %d: the native and portable convs differ", act);
     free(a);
     free(b);
@@ -352,3 +363,143 @@ Test(gemm_int8, dynamic_portable_matches_reference) { dynamic_sweep(gemm_int8_po
 #ifdef __AVX512VNNI__
 Test(gemm_int8, vnni_compiled_where_targeted) { cr_assert_str_eq(FT_I8_PATH, "avx512_vnni"); }
 #endif
+
+/* ---- 1x1 convs as W.X ---- */
+
+typedef struct wxcase {
+  int64_t NB, C, P, MO; /* images, input channels, pixels, output channels */
+  int a_kind, out, nsb, bias, relu, act, packed, nza, threads;
+} wxcase;
+
+/* the kernel's output for one case; *want the reference's (4-byte or 1-byte elements) */
+static void *wx_case(const wxcase *q, kern_fn kern, pack_fn pack, void **want_out) {
+  int64_t NB = q->NB, C = q->C, P = q->P, MO = q->MO, nx = NB * C * P, ny = NB * MO * P;
+  void *x = malloc((size_t)(nx * 4));
+  for (int64_t i = 0; i < nx; i++) {
+    if (q->a_kind == 2) ((float *)x)[i] = (float)(rnd8() - 100) * 0.05f + 0.025f * (float)(i % 3); /* ties too */
+    else ((uint8_t *)x)[i] = (uint8_t)rnd8();
+  }
+  int8_t *w = malloc((size_t)(MO * C));
+  for (int64_t i = 0; i < MO * C; i++) w[i] = (int8_t)(rnd8() - 128);
+  float *bs = malloc(sizeof(float) * (size_t)MO), as = 0.05f, ys = 2.7f;
+  void *bias = malloc(4 * (size_t)MO);
+  for (int64_t i = 0; i < MO; i++) {
+    bs[i] = 0.0005f * (float)(1 + rnd8());
+    if (q->bias == 1) ((float *)bias)[i] = (float)(rnd8() - 128) * 0.01f;
+    else ((int32_t *)bias)[i] = (rnd8() - 128) * 7;
+  }
+  uint8_t az[1] = {(uint8_t)(q->a_kind == 1 ? 0xf6 : 93)}; /* int8 x: -10 */
+  uint8_t yz = q->out == FT_I8_OUT_S8 ? (uint8_t)0xfb : 21;
+  int8_t wz[64] = {0}; /* per-channel weight zero points, all 0 */
+  int asg = q->a_kind == 1;
+  int32_t za = q->nza ? (asg ? (int8_t)az[0] : az[0]) : 0;
+  int esz = q->out <= FT_I8_OUT_F32 ? 4 : 1;
+  void *want = calloc((size_t)ny, 4), *got = calloc((size_t)ny, 4);
+  for (int64_t b = 0; b < NB; b++)
+    for (int64_t m = 0; m < MO; m++)
+      for (int64_t n = 0; n < P; n++) {
+        int64_t acc = 0;
+        for (int64_t c = 0; c < C; c++) {
+          int64_t i = (b * C + c) * P + n;
+          int32_t xq;
+          if (q->a_kind == 2) {
+            float v = rintf(((float *)x)[i] / as) + (float)za;
+            xq = (int32_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+          } else xq = asg ? ((int8_t *)x)[i] : ((uint8_t *)x)[i];
+          acc += (int64_t)(xq - za) * w[m * C + c];
+        }
+        int32_t a32 = (int32_t)acc;
+        int64_t at = (b * MO + m) * P + n;
+        float bsm = bs[q->nsb > 1 ? m : 0];
+        if (q->out == FT_I8_OUT_S32) ((int32_t *)want)[at] = a32;
+        else if (q->out == FT_I8_OUT_F32) {
+          float s = as * bsm, v = q->bias == 1 ? fmaf((float)a32, s, ((float *)bias)[m]) : (float)a32 * s;
+          if (q->relu && v < 0) v = 0;
+          if (q->act) {
+            ft_gemm_epi e = {.act = q->act, .lo = (float)clip[0], .hi = (float)clip[1]};
+            ft_gemm_act(&v, 1, &e);
+          }
+          ((float *)want)[at] = v;
+        } else {
+          if (q->bias == 2) a32 += ((int32_t *)bias)[m];
+          float v = rintf((float)a32 * (as * bsm / ys));
+          if (q->out == FT_I8_OUT_U8) { v += (float)yz; ((uint8_t *)want)[at] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+          else { v += (float)(int8_t)yz; ((int8_t *)want)[at] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v); }
+        }
+      }
+  int64_t p[FT_I8_NP];
+  memset(p, 0, sizeof p);
+  p[FT_I8_WX] = 1;
+  p[FT_I8_M] = MO; p[FT_I8_N] = P; p[FT_I8_K] = C; p[FT_I8_C] = C;
+  p[FT_I8_A_KIND] = q->a_kind; p[FT_I8_B_SIGNED] = 1; p[FT_I8_OUT] = q->out;
+  p[FT_I8_Y_RS] = P; p[FT_I8_Y_CS] = 1;
+  p[FT_I8_NBATCH] = NB; p[FT_I8_A_BS] = C * P; p[FT_I8_Y_BS] = MO * P;
+  p[FT_I8_NZA] = q->nza; p[FT_I8_NZB] = MO; p[FT_I8_NSB] = q->out == FT_I8_OUT_S32 ? 0 : q->nsb;
+  p[FT_I8_BIAS] = q->bias; p[FT_I8_RELU] = q->relu; p[FT_I8_ACT] = q->act; p[FT_I8_AZ_SIGNED] = asg;
+  int64_t roles[9] = {0, 1, q->nza ? 2 : -1, 3, q->out == FT_I8_OUT_S32 ? -1 : 4, 5,
+                      q->out >= FT_I8_OUT_U8 ? 6 : -1, q->out >= FT_I8_OUT_U8 ? 7 : -1, q->bias ? 8 : -1};
+  memcpy(p + FT_I8_IN_A, roles, sizeof roles);
+  void *packed = NULL;
+  if (q->packed) {
+    packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
+    pack(p, w, packed);
+    p[FT_I8_PACKED] = 1;
+  }
+  const void *in[9] = {x, &as, az, q->packed ? packed : w, bs, wz, &ys, &yz, bias};
+  void *out[1] = {got}, *scratch = malloc(ft_i8_scratch(p));
+  const double f[2] = {clip[0], clip[1]};
+  kern(p, f, in, out, scratch);
+  free(x); free(w); free(bs); free(bias); free(packed); free(scratch);
+  (void)esz;
+  *want_out = want;
+  return got;
+}
+
+static void wx_sweep(int portable) {
+  static const int64_t shapes[][4] = {{1, 7, 35, 11}, {2, 13, 135, 19}, {1, 4, 64, 6}, {2, 33, 17, 5}, {1, 1, 3, 1}, {1, 96, 49, 40}};
+  static const int outs[4] = {FT_I8_OUT_F32, FT_I8_OUT_U8, FT_I8_OUT_S8, FT_I8_OUT_S32};
+  int cases = 0;
+  for (int si = 0; si < 6; si++)
+    for (int ak = 0; ak < 3; ak++)
+      for (int oi = 0; oi < 4; oi++)
+        for (int v = 0; v < 4; v++) {
+          wxcase q = {shapes[si][0], shapes[si][1], shapes[si][2], shapes[si][3], ak, outs[oi], v & 1 ? (int)shapes[si][3] : 1,
+                      0, 0, 0, v >> 1, (v + si) & 1, 1 + 2 * ((v + ak + si) & 1)};
+          if (q.out == FT_I8_OUT_F32) {
+            q.bias = v & 1 ? 1 : 0;
+            q.relu = v == 1 || v == 2;
+            q.act = v == 3 ? FT_ACT_CLIP : v == 2 ? FT_ACT_GELU : 0;
+          } else if (q.out != FT_I8_OUT_S32) q.bias = v & 1 ? 2 : 0;
+          if (ak == 1 && v == 3) q.nza = 0;
+          if (portable) gemm_int8_portable_set_threads(q.threads);
+          else ft_set_threads(q.threads);
+          unsigned seed = rng;
+          void *want, *got = wx_case(&q, portable ? gemm_int8_portable : ft_gemm_int8, portable ? gemm_int8_portable_pack : ft_i8_pack_b, &want);
+          int64_t n = q.NB * q.MO * q.P, bad = -1;
+          for (int64_t i = 0; i < n && bad < 0; i++) {
+            if (q.out == FT_I8_OUT_F32) {
+              float a = ((float *)got)[i], b = ((float *)want)[i];
+              if (!(fabsf(a - b) <= 2e-7f * fabsf(b) + 1e-7f)) bad = i;
+            } else if (q.out == FT_I8_OUT_S32) {
+              if (((int32_t *)got)[i] != ((int32_t *)want)[i]) bad = i;
+            } else if (((uint8_t *)got)[i] != ((uint8_t *)want)[i]) bad = i;
+          }
+          cr_expect(bad < 0, "%s W.X %lldx%lldx%lld->%lld a_kind %d out %d v %d threads %d: differs at %lld", portable ? "portable" : FT_I8_PATH,
+                    (long long)q.NB, (long long)q.C, (long long)q.P, (long long)q.MO, ak, q.out, v, q.threads, (long long)bad);
+          if (q.out == FT_I8_OUT_F32 && !portable) { /* the portable build gives the same bits */
+            rng = seed;
+            gemm_int8_portable_set_threads(q.threads);
+            void *want2, *got2 = wx_case(&q, gemm_int8_portable, gemm_int8_portable_pack, &want2);
+            cr_expect(memcmp(got, got2, 4 * (size_t)n) == 0, "W.X native and portable differ (a_kind %d v %d)", ak, v);
+            free(want2); free(got2);
+          }
+          free(want); free(got);
+          cases++;
+        }
+  ft_set_threads(1);
+  gemm_int8_portable_set_threads(1);
+  cr_expect(cases == 288);
+}
+
+Test(gemm_int8, wx_native_matches_reference) { wx_sweep(0); }
+Test(gemm_int8, wx_portable_matches_reference) { wx_sweep(1); }
