@@ -80,11 +80,11 @@ void ft_conv_winograd_off(ft_kcall *k);
 void ft_conv_bf16_small_plane(ft_kcall *k);
 void ft_lowered_free(ft_lowered *lw);
 
-/* The C target in fp32, after lowering: pointwise^T -> depthwise edges whose value nothing
- * else reads go into the blocked layout (compiler/passes/blocked.c, FT_CV_LAYOUT). */
+/* The C target in fp32, after lowering: edges between pointwise^T and depthwise convs whose
+ * value nothing else reads go into the blocked layout (compiler/passes/blocked.c, FT_CV_LAYOUT). */
 int ft_blocked_layout(ft_graph *g, ft_lowered *lw, ft_err *e);
 /* Whether a planned call can be that side of such an edge (compiler/ops/conv.c): side
- * FT_CV_Y_BLOCKED a pointwise^T conv that writes it, FT_CV_X_BLOCKED a depthwise conv that reads it. */
+ * FT_CV_Y_BLOCKED the conv that writes it, FT_CV_X_BLOCKED the conv that reads it. */
 int ft_conv_blocked_side(const ft_kcall *k, int side);
 
 /* Memory plan: where every value lives. */

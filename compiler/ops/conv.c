@@ -267,16 +267,19 @@ static int conv_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 /* Sides of a blocked edge (compiler/passes/blocked.c): fp32 conv calls of 2-D (or 1-D) planes
- * with packed weights, a multiple of 16 channels and one image plane per block; the writer a
- * pointwise^T conv of one group and no residual (ft_pwt_store), the reader a depthwise conv that
- * the channel-vector path takes (ft_dwv_geometry: the same call the kernel makes). */
+ * with packed weights, a multiple of 16 channels on that side and one image plane per block.
+ * Either side is a pointwise^T conv of one group (the writer with no residual: ft_pwt_store; the
+ * reader: ft_pwt_tile) or a depthwise conv that the channel-vector path takes (ft_dwv_geometry:
+ * the same call the kernel makes; the writer with no residual: ft_dwv_item). */
 int ft_conv_blocked_side(const ft_kcall *k, int side) {
   const int64_t *p = k->p;
   if (k->entry != conv_k || !p[FT_CV_PACKED] || p[FT_CV_IN] != 1 || p[FT_CV_OUT] != 1) return 0;
-  if (side == FT_CV_Y_BLOCKED)
-    return p[FT_CV_MODE] == FT_CV_POINTWISE_T && p[FT_CV_G] == 1 && !p[FT_CV_RES] && p[FT_CV_CO] % 16 == 0;
+  if (side == FT_CV_Y_BLOCKED && (p[FT_CV_RES] || p[FT_CV_CO] % 16)) return 0;
+  if (side == FT_CV_X_BLOCKED && p[FT_CV_C] % 16) return 0;
+  if (side != FT_CV_X_BLOCKED && side != FT_CV_Y_BLOCKED) return 0;
+  if (p[FT_CV_MODE] == FT_CV_POINTWISE_T) return p[FT_CV_G] == 1;
   ft_dwv_geo g;
-  return side == FT_CV_X_BLOCKED && p[FT_CV_MODE] == FT_CV_DEPTHWISE && p[FT_CV_C] % 16 == 0 && ft_dwv_geometry(p, &g);
+  return p[FT_CV_MODE] == FT_CV_DEPTHWISE && ft_dwv_geometry(p, &g);
 }
 
 /* ---- ConvTranspose ---- */

@@ -1,9 +1,11 @@
-/* The blocked layout between two convs (templates/common/conv_params.h, FT_CV_LAYOUT): a
- * pointwise^T conv whose output's only reader is a depthwise conv on the channel-vector path
- * writes that output as [N][C/16][H*W][16], and the depthwise conv reads it so. The pointwise^T
- * tile holds 16 output channels of a pixel per vector and the depthwise path wants 16 channels
- * of a pixel per vector: in NCHW each side pays a 16x16 transpose per 16 pixels (the tile's
- * store, the depthwise ring's load), here neither does.
+/* The blocked layout between two convs (templates/common/conv_params.h, FT_CV_LAYOUT): a conv
+ * whose output's only reader is another conv, both of which can take the layout, writes that
+ * output as [N][C/16][H*W][16], and the reader reads it so. The sides are pointwise^T convs (the
+ * tile holds 16 output channels of a pixel per vector) and depthwise convs on the channel-vector
+ * path (16 channels of a pixel per vector): in NCHW each side pays a 16x16 transpose per 16
+ * pixels (the pointwise^T tile's store, the depthwise ring's load and its output's flush), or
+ * reads its input as broadcasts 16 floats apart for free (the pointwise^T reader). MobileNet's
+ * expansion -> depthwise -> projection runs with no transpose.
  *
  * The value has exactly one reader, is no graph output, and both calls run unguarded (no
  * run-time If or Loop): so no view, in-place write, Concat elision or other kernel ever sees

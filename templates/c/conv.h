@@ -604,7 +604,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
   int64_t C = p[FT_CV_C], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
   int64_t sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], pw = p[FT_CV_P + 2], T = KH * KW;
   int64_t IHW = p[FT_CV_IN + 1] * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
-  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
+  int nl = C - c0 < 16 ? (int)(C - c0) : 16, yblk = (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0;
   float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
   float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
   float qs[16] __attribute__((aligned(64))), qb[16] __attribute__((aligned(64)));
@@ -641,6 +641,24 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
     for (int64_t kh = 0, slot = hp % RB; kh < KH; kh++, slot = slot + dh < RB ? slot + dh : slot + dh - RB)
       rp[kh] = ring + slot * W16;
     row(rp, wt, bv, yt + pend * 16, g->chunks, KH, KW, p[FT_CV_S + 2], p[FT_CV_D + 2]);
+    if (yblk) { /* the row's pixel vectors are the block's: the activation and a copy, no transpose */
+      float *yr = Y + (n * C + c0) * OHW + oh * OW * 16;
+      int64_t j = 0;
+      for (; j + 16 <= OW; j += 16) {
+        __m512 v[16];
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; l++) v[l] = _mm512_load_ps(yt + (j + l) * 16);
+        ft_dwv_act16(v, e);
+#pragma GCC unroll 16
+        for (int l = 0; l < 16; l++) _mm512_storeu_ps(yr + (j + l) * 16, v[l]);
+      }
+      for (; j < OW; j++) {
+        ft_v16f v = (ft_v16f)_mm512_load_ps(yt + j * 16);
+        ft_gemm_act16(&v, e);
+        _mm512_storeu_ps(yr + j * 16, (__m512)v);
+      }
+      continue;
+    }
     pend += OW;
     int64_t out = oh + 1 == oh1 ? pend : pend / 16 * 16;
     if (out) {
@@ -686,33 +704,43 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-/* Planes [lo, hi) with X blocked (FT_CV_X_BLOCKED) where the channel-vector path is not compiled
- * in (no AVX-512: the compiler marks only convs that path takes, so this is other targets'
- * build of the same program): the taps' plain loops reading channel ch 16 floats apart. */
+/* Planes [lo, hi) with X or Y blocked (FT_CV_LAYOUT) where the channel-vector path is not
+ * compiled in (no AVX-512: the compiler marks only convs that path takes, so this is other
+ * targets' build of the same program): the taps' plain loops, reading and writing channel ch 16
+ * floats apart on a blocked side. A blocked Y has no residual (ft_conv_blocked_side): each row
+ * goes through the activation in a buffer, then into the block. */
 static void ft_conv_dw_xblk_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_dw_ctx *c = (const ft_dw_ctx *)ctx;
   const int64_t *p = c->p, C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OH = p[FT_CV_OUT + 1];
   const int64_t OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1];
   const int64_t sw = p[FT_CV_S + 2], dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
-  int64_t ws = p[FT_CV_PACKED] ? 16 : 1;
+  int64_t ws = p[FT_CV_PACKED] ? 16 : 1, xs = p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED ? 16 : 1;
+  int yblk = (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0;
+  float row[FT_DWV_OUTPIX]; /* OW fits: ft_dwv_geometry took this conv */
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + (pl - ch + ch / 16 * 16) * IH * IW + ch % 16;
+    const float *x = c->X + (xs == 16 ? (pl - ch + ch / 16 * 16) * IH * IW + ch % 16 : pl * IH * IW);
     const float *w = c->W + (ws == 1 ? ch * KH * KW : ch / 16 * 16 * KH * KW + ch % 16);
-    float *y = c->Y + pl * OH * OW, b0 = c->bias ? c->bias[ch] : 0.0f;
-    for (int64_t oh = 0; oh < OH; oh++)
+    float *y = c->Y + (yblk ? (pl - ch + ch / 16 * 16) * OH * OW + ch % 16 : pl * OH * OW), b0 = c->bias ? c->bias[ch] : 0.0f;
+    for (int64_t oh = 0; oh < OH; oh++) {
+      float *yr = yblk ? row : y + oh * OW;
       for (int64_t ow = 0; ow < OW; ow++) {
         float acc = b0;
         for (int64_t kh = 0; kh < KH; kh++) {
           int64_t ih = oh * sh + kh * dh - ph;
           for (int64_t kw = 0; kw < KW && ih >= 0 && ih < IH; kw++) {
             int64_t iw = ow * sw + kw * dw - pw;
-            if (iw >= 0 && iw < IW) acc += w[(kh * KW + kw) * ws] * x[(ih * IW + iw) * 16];
+            if (iw >= 0 && iw < IW) acc += w[(kh * KW + kw) * ws] * x[(ih * IW + iw) * xs];
           }
         }
-        y[oh * OW + ow] = acc;
+        yr[ow] = acc;
       }
-    ft_gemm_finish(y, c->R ? c->R + pl * OH * OW : NULL, OH * OW, c->e);
+      if (yblk) {
+        ft_gemm_finish(row, NULL, OW, c->e);
+        for (int64_t ow = 0; ow < OW; ow++) y[(oh * OW + ow) * 16] = row[ow];
+      }
+    }
+    if (!yblk) ft_gemm_finish(y, c->R ? c->R + pl * OH * OW : NULL, OH * OW, c->e);
   }
 }
 
@@ -750,7 +778,7 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   ft_dw_geo geo;
   ft_dw_ctx c = {p, &geo, NULL, X, W, bias, R, Y, e};
 #endif
-  if (p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED) {
+  if (p[FT_CV_LAYOUT] & (FT_CV_X_BLOCKED | FT_CV_Y_BLOCKED)) {
     ft_parallel_for(planes, par, ft_conv_dw_xblk_run, &c);
     return;
   }
@@ -1008,6 +1036,7 @@ typedef struct ft_pwt_out {
   int64_t xs, ys;
   const ft_gemm_epi *e;
   int yblk; /* Y blocked (FT_CV_Y_BLOCKED): no residual, output channels a multiple of 16 */
+  int xblk; /* X blocked (FT_CV_X_BLOCKED): input channels a multiple of 16, K steps of 16 */
 } ft_pwt_out;
 
 /* Output channels co0 + [0, nc) (nc <= 16) of HW rows [hw0, hw0 + mr) from one accumulator
@@ -1081,8 +1110,25 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
   ft_v16f c0[FT_PWT_MR], c1[FT_PWT_MR];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
-  const float *x = o->x + hw0;
   int64_t xs = o->xs;
+  if (o->xblk) { /* channel k of row i at x[k / 16 * 16 xs + 16 i + k % 16]: same products, same order */
+    const float *x = o->x + hw0 * 16;
+    for (int64_t k0 = 0; k0 < K; k0 += 16, x += 16 * xs)
+      for (int kk = 0; kk < 16; kk++) {
+        ft_v16f b0 = *(const ft_v16u *)bp, b1 = {0};
+        if (nv == 2) b1 = *(const ft_v16u *)(bp + 16);
+#pragma GCC unroll 16
+        for (int i = 0; i < mr; i++) {
+          c0[i] += x[16 * i + kk] * b0;
+          if (nv == 2) c1[i] += x[16 * i + kk] * b1;
+        }
+        bp += FT_GEMM_NR;
+      }
+    ft_pwt_store(mr, c0, o, hw0, co0, nc < 16 ? nc : 16);
+    if (nv == 2) ft_pwt_store(mr, c1, o, hw0, co0 + 16, nc - 16);
+    return;
+  }
+  const float *x = o->x + hw0;
   for (int64_t k = 0; k < K; k++) {
     ft_v16f b0 = *(const ft_v16u *)bp, b1 = {0};
     if (nv == 2) b1 = *(const ft_v16u *)(bp + 16);
@@ -1128,7 +1174,7 @@ typedef struct {
   int64_t mc, nb, np, panel_fast;
   const ft_pwt_fn (*tiles)[2]; /* the core's tiles: ft_pwt_tiles, or conv_bf16.h's on bf16 */
   int64_t ksteps, wper;        /* k steps of a W^T panel (bf16: pairs of k), 4-byte words per group's W^T */
-  int yblk;                    /* ft_pwt_out.yblk */
+  int yblk, xblk;              /* ft_pwt_out.yblk, .xblk */
 } ft_pwt_ctx;
 
 /* Block order: with several blocks, panel fastest re-reads W once per block and block fastest
@@ -1162,7 +1208,7 @@ static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
     int64_t jr = c->panel_fast ? t % c->np : t / c->nb, blk = c->panel_fast ? t / c->np : t % c->nb;
     int64_t h0 = blk * c->mc, h1 = h0 + c->mc < c->rows ? h0 + c->mc : c->rows;
     ft_pwt_out o = {c->y + i * c->y_ng, c->res ? c->res + i * c->y_ng : NULL, c->bias ? c->bias + g * Mg : NULL,
-                    c->x + i * c->x_ng, c->xs, c->ys, c->e, c->yblk};
+                    c->x + i * c->x_ng, c->xs, c->ys, c->e, c->yblk, c->xblk};
     const float *bp = c->W + g * c->wper + jr * c->ksteps * FT_GEMM_NR;
     int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
     /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
@@ -1188,7 +1234,8 @@ static void ft_conv_pointwise_t(const int64_t *p, const float *X, const float *W
   int64_t G = p[FT_CV_G], Mg = p[FT_CV_CO] / G, Kg = p[FT_CV_C] / G;
   int64_t S = p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   ft_pwt_ctx c = {e, W, bias, X, R, Y, G, 0, Mg, S, S, S, Kg * S, Mg * S, 0, 0, 0, 0,
-                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg), (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0};
+                  ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, Mg), (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0,
+                  (p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED) != 0};
   ft_pwt_gemms(&c, p[FT_CV_N] * G, par);
 }
 
@@ -1284,7 +1331,7 @@ static void ft_conv_run(const int64_t *p, const double *f, const void *const *in
       if (tr) { /* the chunk [Kg, nc] is X^T's rows */
         int64_t at = (n * CO + g * (CO / G)) * S_out + c.c0;
         ft_pwt_ctx t = {&e, W, bias, col, R ? R + at : NULL, Y + at, G, g, CO / G, c.nc, c.nc, S_out, 0, 0,
-                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G), 0};
+                        0, 0, 0, 0, ft_pwt_tiles, Kg, ft_gemm_packed_b_floats(Kg, CO / G), 0, 0};
         ft_pwt_gemms(&t, 1, par);
         continue;
       }

@@ -249,7 +249,7 @@ static void ft_conv_bf16_t(const int64_t *p, const double *f, const void *const 
       ft_parallel_for(K2, par, ft_conv_bf16_pack_run, &c);
       int64_t at = (n * CO + g * Mg) * S_out + c.c0;
       ft_pwt_ctx t = {&e, W, bias, (const float *)scratch, R ? R + at : NULL, Y + at, G, g, Mg, c.nc, c.xs,
-                      S_out, 0, 0, 0, 0, 0, 0, ft_bf16_pwt_tiles, K2, ft_gemm_packed_b_floats(Kg, Mg), 0};
+                      S_out, 0, 0, 0, 0, 0, 0, ft_bf16_pwt_tiles, K2, ft_gemm_packed_b_floats(Kg, Mg), 0, 0};
       ft_pwt_gemms(&t, 1, par);
     }
   }

@@ -23,8 +23,8 @@ enum {
 };
 /* FT_CV_LAYOUT: X or Y in the blocked layout [N][C/16][H*W][16] (C a multiple of 16, 2-D, one
  * group) instead of NCHW, on an edge between two convs that both take it
- * (compiler/passes/blocked.c): Y of a pointwise^T conv (no residual), X of a depthwise conv on
- * the channel-vector path. Block b of image n starts where channel 16b's plane would in NCHW,
+ * (compiler/passes/blocked.c): X or Y of a pointwise^T conv of one group or of a depthwise conv on
+ * the channel-vector path (Y with no residual). Block b of image n starts where channel 16b's plane would in NCHW,
  * and the tensor has NCHW's size. */
 enum { FT_CV_X_BLOCKED = 1, FT_CV_Y_BLOCKED = 2 };
 /* The _T modes: pointwise and im2col with the GEMM transposed (vectors along C_out, W packed as

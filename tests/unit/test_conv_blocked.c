@@ -5,7 +5,10 @@
  * end inside a 16-pixel group), stride 1 and 2, 3x3 and 5x5 windows with pads, 16 to 48
  * channels, no activation, Relu and Clip, bias or none, a residual on the depthwise side,
  * batch 2, 1 and 3 threads; each on this build's kernels and on conv_blocked_portable.c's
- * (no AVX-512: the paths of other targets). Self-contained: includes the kernel templates. */
+ * (no AVX-512: the paths of other targets). The other way round too: a depthwise conv writing Y
+ * blocked (from X in NCHW or blocked) and a pointwise^T conv reading X blocked (any number of
+ * output channels, a residual or none), and the two chained. Self-contained: includes the
+ * kernel templates. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -186,5 +189,117 @@ Test(conv_blocked, epilogues_batch_threads) {
       run_both(&b);
       bcase d = {1, 64, 28, 28, 100, 3, 2, 1, 1, acts[i], res, 3}; /* 2 panels, several row blocks */
       run_both(&d);
+    }
+}
+
+/* Depthwise (C channels, window k, stride s) with Y blocked, from X in NCHW (pass 0) or blocked
+ * (pass 1); pointwise^T (C -> CO, residual res) with X blocked, on a random blocked input and on
+ * the depthwise conv's output. */
+typedef struct ycase {
+  int64_t N, C, H, W, CO, k, s, pad;
+  int bias, act, res, threads;
+} ycase;
+
+static void run_ycase(const ycase *c, int portable) {
+  conv_fn conv = portable ? conv_portable_f32 : ft_conv_f32;
+  pack_fn pack = portable ? conv_portable_pack_w : ft_conv_pack_w;
+  int64_t N = c->N, C = c->C, CO = c->CO, S = c->H * c->W, T = c->k * c->k;
+  int64_t OH = (c->H + 2 * c->pad - c->k) / c->s + 1, OW = (c->W + 2 * c->pad - c->k) / c->s + 1, OS = OH * OW;
+  bcase b = {N, C, c->H, c->W, CO, c->k, c->s, c->pad, c->bias, c->act, c->res, c->threads}; /* for check's message */
+  float *X = rand_buf(N * C * S), *Xb = rand_buf(N * C * S), *Wd = rand_buf(C * T), *Bd = rand_buf(C);
+  float *Db = rand_buf(N * C * OS), *Rb = rand_buf(N * C * OS), *Wp = rand_buf(CO * C), *Bp = rand_buf(CO);
+  float *R = rand_buf(N * CO * OS), *Y = rand_buf(N * CO * OS), *unb = malloc(sizeof(float) * (size_t)(N * C * OS));
+  double *d = malloc(sizeof(double) * (size_t)(N * C * OS)), *h = malloc(sizeof(double) * (size_t)(N * C * OS));
+  double *want = malloc(sizeof(double) * (size_t)(N * CO * OS));
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++)
+      for (int64_t i = 0; i < S; i++) Xb[blk_at(n, ch, i, C, S)] = X[(n * C + ch) * S + i];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++)
+      for (int64_t o = 0; o < OS; o++) {
+        double acc = c->bias ? Bd[ch] : 0;
+        for (int64_t t = 0; t < T; t++) {
+          int64_t ih = o / OW * c->s + t / c->k - c->pad, iw = o % OW * c->s + t % c->k - c->pad;
+          if (ih >= 0 && ih < c->H && iw >= 0 && iw < c->W) acc += (double)X[(n * C + ch) * S + ih * c->W + iw] * Wd[ch * T + t];
+        }
+        d[(n * C + ch) * OS + o] = ref_act(acc, c->act);
+      }
+  int64_t p[FT_CV_NP];
+  for (int pass = 0; pass < 2; pass++) {
+    base_params(p, N, C, C, C, c->H, c->W, c->k, c->s, c->pad, c->bias, c->act, 0);
+    p[FT_CV_MODE] = FT_CV_DEPTHWISE;
+    p[FT_CV_LAYOUT] = FT_CV_Y_BLOCKED | (pass ? FT_CV_X_BLOCKED : 0);
+    ft_dwv_geo g;
+    cr_assert(ft_dwv_geometry(p, &g), "the case must take the channel-vector path");
+    const void *din[4] = {pass ? Xb : X, Wd, Bd, NULL};
+    run_packed(p, conv, pack, Wd, din, Db, c->threads, portable);
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t ch = 0; ch < C; ch++)
+        for (int64_t o = 0; o < OS; o++) unb[(n * C + ch) * OS + o] = Db[blk_at(n, ch, o, C, OS)];
+    check(pass ? "depthwise, X and Y blocked" : "depthwise, Y blocked", &b, portable, unb, d, N * C * OS,
+          1e-5 * (double)T);
+  }
+  /* the pointwise conv on a random blocked input (Rb), then on the depthwise conv's output (Db) */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 0)
+      for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++)
+          for (int64_t i = 0; i < OS; i++) h[(n * C + ch) * OS + i] = Rb[blk_at(n, ch, i, C, OS)];
+    else
+      for (int64_t i = 0; i < N * C * OS; i++) h[i] = unb[i];
+    for (int64_t n = 0; n < N; n++)
+      for (int64_t co = 0; co < CO; co++)
+        for (int64_t i = 0; i < OS; i++) {
+          int64_t at = (n * CO + co) * OS + i;
+          double acc = c->bias ? Bp[co] : 0;
+          for (int64_t k = 0; k < C; k++) acc += h[(n * C + k) * OS + i] * Wp[co * C + k];
+          if (c->res == 1) acc += R[at];
+          acc = ref_act(acc, c->act);
+          if (c->res == 2) acc += R[at];
+          want[at] = acc;
+        }
+    base_params(p, N, C, CO, 1, OH, OW, 1, 1, 0, c->bias, c->act, c->res);
+    p[FT_CV_MODE] = FT_CV_POINTWISE_T;
+    p[FT_CV_LAYOUT] = FT_CV_X_BLOCKED;
+    const void *ins[4] = {pass ? Db : Rb, Wp, Bp, R};
+    run_packed(p, conv, pack, Wp, ins, Y, c->threads, portable);
+    check(pass ? "depthwise -> pointwise^T" : "pointwise^T, X blocked", &b, portable, Y, want, N * CO * OS,
+          1e-5 * (double)C);
+  }
+  free(X); free(Xb); free(Wd); free(Bd); free(Db); free(Rb); free(Wp); free(Bp); free(R); free(Y); free(unb);
+  free(d); free(h); free(want);
+}
+
+static void run_yboth(const ycase *c) {
+  run_ycase(c, 0);
+  run_ycase(c, 1);
+}
+
+Test(conv_blocked, dw_to_pointwise_planes_strides_windows) {
+  const int64_t planes[][2] = {{7, 7}, {14, 14}, {15, 15}, {13, 13}, {28, 28}, {13, 11}, {5, 9}};
+  for (size_t i = 0; i < sizeof planes / sizeof *planes; i++)
+    for (int64_t s = 1; s <= 2; s++)
+      for (int64_t k = 3; k <= 5; k += 2) {
+        ycase c = {1, 32, planes[i][0], planes[i][1], 24, k, s, k / 2, 1, FT_ACT_CLIP, 0, 1};
+        run_yboth(&c);
+      }
+  ycase v = {1, 16, 14, 14, 16, 3, 1, 0, 1, FT_ACT_RELU, 0, 1}; /* no padding */
+  run_yboth(&v);
+  ycase u = {1, 16, 14, 13, 40, 3, 2, 0, 1, FT_ACT_NONE, 1, 1}; /* no padding, odd width, stride 2 */
+  run_yboth(&u);
+}
+
+Test(conv_blocked, dw_to_pointwise_epilogues_batch_threads) {
+  const int acts[] = {FT_ACT_NONE, FT_ACT_RELU, FT_ACT_CLIP};
+  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
+    for (int res = 0; res <= 2; res++) {
+      ycase a = {2, 48, 14, 14, 40, 3, 1, 1, (int)(i != 1), acts[i], res, 3};
+      run_yboth(&a);
+      ycase b = {2, 16, 13, 11, 16, 5, 2, 2, 1, acts[i], res, 1};
+      run_yboth(&b);
+      ycase d = {1, 96, 28, 28, 100, 3, 2, 1, 1, acts[i], res, 3}; /* 4 panels, several row blocks */
+      run_yboth(&d);
+      ycase e = {2, 64, 7, 7, 33, 3, 1, 1, 1, acts[i], res, 3};
+      run_yboth(&e);
     }
 }
