@@ -14,6 +14,7 @@ int ft_fuse_layernorm(ft_fuse_ctx *c);
 int ft_fuse_skip_layernorm(ft_fuse_ctx *c);
 int ft_fuse_gelu(ft_fuse_ctx *c);
 int ft_fuse_gemm_epilogue(ft_fuse_ctx *c);
+int ft_fuse_qdq_out(ft_fuse_ctx *c);
 int ft_fuse_conv_bn(ft_fuse_ctx *c);
 int ft_fuse_conv_epilogue(ft_fuse_ctx *c);
 int ft_fuse_elementwise(ft_fuse_ctx *c);
@@ -26,6 +27,7 @@ static const ft_fuse_pass passes[] = {
     {"skip_layernorm", ft_fuse_skip_layernorm},
     {"gelu", ft_fuse_gelu},
     {"gemm_epilogue", ft_fuse_gemm_epilogue},
+    {"qdq_out", ft_fuse_qdq_out}, /* after gemm_epilogue: the QDQ convs have their activation */
     {"conv_bn", ft_fuse_conv_bn},
     {"conv_epilogue", ft_fuse_conv_epilogue},
     {"elementwise", ft_fuse_elementwise}, /* last: it takes whatever elementwise chains are left */

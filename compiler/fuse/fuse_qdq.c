@@ -247,3 +247,90 @@ int ft_fuse_qdq(ft_fuse_ctx *c) {
     if (ft_is_op(g, i, "DynamicQuantizeLinear")) range_only(c, i);
   return 0;
 }
+
+/* ---- requantized outputs (pass `qdq_out`, after gemm_epilogue has given the convs their
+ * activation) ----
+ *
+ *   y = ftax.QDQConv(...) [relu, activation Relu|Clip], group 1, y read only by
+ *       QuantizeLinear(y, s, z) (at most one) and group-1 ftax.QDQConvs quantizing y (a = y)
+ *       with the same s, z
+ *     -> yq = ftax.QDQConv(..., bias?, s, z)
+ *
+ * The conv quantizes its float32 result in its epilogue (templates/c/gemm_int8.h FT_I8_YQ: the
+ * same float value, then QuantizeLinear's division, rounding and saturation, so the same bytes);
+ * its output is the QuantizeLinear's (whose other readers, DequantizeLinear before a residual
+ * Add, read it as before) or y itself, now 8-bit, and the readers pack it without quantizing:
+ * no float32 store and reload between the two convs. Anything else reading y (a depthwise conv,
+ * a float op, a graph output) keeps the float output. */
+
+/* Quantize/DequantizeLinear nodes whose output no one reads (the qdq pass left them): removed
+ * now, as the dead-code pass would, so that they do not count as readers below */
+static void drop_unread_qdq(ft_fuse_ctx *c) {
+  ft_graph *g = c->g;
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    ft_node *n = &g->nodes[i];
+    if (!ft_is_op(g, i, "QuantizeLinear") && !ft_is_op(g, i, "DequantizeLinear")) continue;
+    if (n->n_out != 1 || n->out[0] < 0 || c->n_uses[n->out[0]]) continue;
+    for (int j = 0; j < n->n_in; j++)
+      if (n->in[j] >= 0) c->n_uses[n->in[j]]--;
+    n->dead = 1;
+  }
+}
+
+static int qdq_conv_g1(const ft_graph *g, int i) {
+  return tf_is(g, i, "ftax", "QDQConv") && ft_attr_int(&g->nodes[i], "group", 1) == 1;
+}
+
+/* a scalar constant: float32 (a scale) or 8-bit (a zero point) */
+static int scalar_const(const ft_graph *g, int v, int zp) {
+  const ft_tensor *t = v >= 0 ? &g->vals[v].t : NULL;
+  return t && t->data && ft_numel(t) == 1 && (zp ? is_8bit(t->dtype) : t->dtype == FT_FLOAT);
+}
+
+static void requantize_one(ft_fuse_ctx *c, int i) {
+  ft_graph *g = c->g;
+  ft_node *n = &g->nodes[i];
+  int y = n->out[0];
+  if (n->n_in < 6 || n->n_in > 7 || n->n_out != 1 || y < 0 || g->vals[y].t.dtype != FT_FLOAT) return;
+  const char *act = ft_attr_str(n, "activation", "");
+  if (act[0] && strcmp(act, "Relu") && strcmp(act, "Clip")) return; /* the epilogue's in-register ones */
+  int rd[16], nr = ft_consumers(g, y, rd, 16), q = -1, s = -1, z = -1;
+  if (nr < 1 || nr > 16 || nr != c->n_uses[y]) return; /* a graph output, a reader reading it twice */
+  for (int k = 0; k < nr; k++) {
+    const ft_node *r = &g->nodes[rd[k]];
+    int is_q = ft_is_op(g, rd[k], "QuantizeLinear");
+    if (r->in[0] != y || (!is_q && !qdq_conv_g1(g, rd[k])) || (is_q && q >= 0)) return;
+    for (int j = 1; j < r->n_in; j++)
+      if (r->in[j] == y) return;
+    int rs = input(r, 1), rz = input(r, 2);
+    if (!scalar_const(g, rs, 0) || !scalar_const(g, rz, 1)) return;
+    if (is_q) q = rd[k];
+    if (s < 0) s = rs, z = rz;
+    else if (!same_const(g, s, rs) || !same_const(g, z, rz)) return;
+  }
+  int out = q >= 0 ? g->nodes[q].out[0] : y;
+  if (q >= 0 && (out < 0 || g->vals[out].t.dtype != g->vals[z].t.dtype)) return;
+  for (int k = 0; k < nr; k++) /* the convs read the 8-bit output */
+    if (rd[k] != q && out != y) {
+      g->nodes[rd[k]].in[0] = out;
+      c->n_uses[y]--;
+      c->n_uses[out]++;
+    }
+  if (out == y) g->vals[y].t.dtype = g->vals[z].t.dtype;
+  int ins[9] = {n->in[0], n->in[1], n->in[2], n->in[3], n->in[4], n->in[5], input(n, 6), s, z};
+  ft_attr *attrs = n->attrs; /* kept, as fuse_one does */
+  int n_attrs = n->n_attrs;
+  n->attrs = NULL;
+  n->n_attrs = 0;
+  ft_node *f = tf_rewrite(c, i, "QDQConv", ins, 9, &out, 1, &q, q >= 0);
+  f->attrs = attrs;
+  f->n_attrs = n_attrs;
+}
+
+int ft_fuse_qdq_out(ft_fuse_ctx *c) {
+  ft_graph *g = c->g;
+  drop_unread_qdq(c);
+  for (int i = 0; i < g->n_nodes; i++)
+    if (qdq_conv_g1(g, i)) requantize_one(c, i);
+  return 0;
+}

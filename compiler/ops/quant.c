@@ -527,7 +527,8 @@ static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
  * or uint8 constant), w_scale, w_zp, bias (float32, optional); out float32: the exact int32 sums
  * times a_scale * w_scale (+ bias, then Relu with relu=1, then `activation` with its
  * `activation_params` as ftax.FusedMatMul's, which the gemm_epilogue pass sets on QDQMatMul).
- * QDQMatMul: transB=1 for Gemm's [N, K]. */
+ * QDQMatMul: transB=1 for Gemm's [N, K]. A group-1 QDQConv may take y_scale and y_zero_point
+ * (inputs 7, 8; the qdq_out pass): its output is then that float32 value quantized, 8-bit. */
 static int qdq_check(ft_opctx *c, int64_t N) {
   if (c->n_in < 6 || !c->in[0] || !c->in[1] || !c->in[3] || !c->in[4]) return ft_infer_fail(c, FT_EINVALID, "needs a, a_scale, w and w_scale");
   const ft_tensor *a = c->in[0], *w = c->in[3], *bias = opt_in(c, 6);
@@ -544,6 +545,17 @@ static int qdq_check(ft_opctx *c, int64_t N) {
   int64_t act;
   if ((rc = ft_epilogue_activation(c, "activation", &act))) return rc;
   c->out[0]->dtype = FT_FLOAT;
+  /* y_scale, y_zero_point (inputs 7, 8; compiler/fuse/fuse_qdq.c's requantized output): the
+     output is QuantizeLinear(the float32 result, y_scale, y_zero_point), uint8 or int8 */
+  const ft_tensor *ys = c->n_in > 7 ? opt_in(c, 7) : NULL, *yz = c->n_in > 8 ? opt_in(c, 8) : NULL;
+  if (ys || yz) {
+    if (!ys || !yz || !ys->data || !yz->data || ys->dtype != FT_FLOAT || !is_8bit(yz->dtype) || ft_numel(ys) != 1 || ft_numel(yz) != 1)
+      return ft_infer_fail(c, FT_EINVALID, "y_scale and y_zero_point must be constants of one value, float32 and 8-bit");
+    if ((rc = scales_ok(c, ys, "y_scale"))) return rc;
+    if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP)
+      return ft_infer_fail(c, FT_EUNSUPPORTED, "a requantized QDQ output takes Relu or Clip, no other activation");
+    c->out[0]->dtype = yz->dtype;
+  }
   return 0;
 }
 
@@ -551,6 +563,7 @@ static int qdq_matmul_infer(ft_opctx *c) {
   if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs a and w");
   const ft_tensor *a = c->in[0], *w = c->in[3];
   if (w->rank != 2) return ft_infer_fail(c, FT_EINVALID, "w must be a matrix");
+  if (c->n_in > 7) return ft_infer_fail(c, FT_EINVALID, "takes at most 7 inputs");
   if (ft_attr_int(c->node, "transB", 0)) {
     if (a->rank != 2 || a->dims[1] != w->dims[1]) return ft_infer_fail(c, FT_EINVALID, "a must be [M, K] for w [N, K]");
     int rc = qdq_check(c, w->dims[0]);
@@ -600,6 +613,8 @@ static int qdq_conv_infer(ft_opctx *c) {
   int rc = qconv_window(c, x, w, &win);
   if (rc || (rc = qdq_check(c, w->dims[0]))) return rc;
   if (ft_attr_int(c->node, "group", 1) != 1 && (rc = qdq_depthwise_check(c))) return rc;
+  if (ft_attr_int(c->node, "group", 1) != 1 && c->out[0]->dtype != FT_FLOAT)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv has a float32 output");
   qconv_out(x, w, &win, c->out[0]);
   return 0;
 }
@@ -639,8 +654,11 @@ static int qdq_depthwise_plan(ft_opctx *c, ft_kcall *k) {
 
 static int qdq_conv_plan(ft_opctx *c, ft_kcall *k) {
   if (ft_attr_int(c->node, "group", 1) != 1) return qdq_depthwise_plan(c, k);
-  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
-  return i8_plan_conv(c, k, &r);
+  int yq = c->out[0]->dtype != FT_FLOAT;
+  i8_roles r = {0, 1, 2, 3, 4, 5, yq ? 7 : -1, yq ? 8 : -1, 6};
+  int rc = i8_plan_conv(c, k, &r);
+  k->p[FT_I8_YQ] = yq;
+  return rc;
 }
 
 const ft_opdesc ft_ops_quant[] = {

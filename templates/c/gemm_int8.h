@@ -91,6 +91,9 @@ enum {
   FT_I8_CONV,     /* 1: A is an image, im2col'd; the window follows */
   FT_I8_C, FT_I8_WIN, /* conv: input channels; 18 window entries (quant.h's layout) */
   FT_I8_WX = FT_I8_WIN + 18, /* 1: a conv computed as W.X (see "convs as W.X" below) */
+  FT_I8_YQ,       /* 8-bit output of a QDQ kernel: the float32 epilogue's value (scale a_scale *
+                     b_scale, bias, Relu, Relu or Clip activation), then QuantizeLinear's
+                     rint(v / y_scale) + zy saturated: the bits a QuantizeLinear after it gives */
   FT_I8_NP
 };
 enum { FT_I8_OUT_S32, FT_I8_OUT_F32, FT_I8_OUT_U8, FT_I8_OUT_S8 };
@@ -176,6 +179,7 @@ typedef struct {
   int64_t nscale;                          /* scales given: 1 or N */
   const void *bias;
   int32_t zy;
+  float ys;                                /* FT_I8_YQ: y's scale */
   ft_gemm_epi act;                         /* FT_I8_ACT: the activation (act, lo, hi) */
   void *y;                                 /* this batch's output */
 } ft_i8_ctx;
@@ -397,6 +401,21 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
   default: {
     const int32_t *ib = p[FT_I8_BIAS] == 2 ? (const int32_t *)c->bias : NULL;
     float zy = (float)c->zy;
+    if (p[FT_I8_YQ]) { /* the float32 epilogue, then QuantizeLinear (ft_i8_quant_u8's expressions) */
+      const float *fb = p[FT_I8_BIAS] == 1 ? (const float *)c->bias : NULL;
+      int relu = (int)p[FT_I8_RELU], u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
+      float lo = u8 ? 0.0f : -128.0f, hi = u8 ? 255.0f : 127.0f;
+      FT_I8_EPI_LOOP({
+        float v = fb ? fmaf((float)acc, sc[E], fb[E]) : (float)acc * sc[E];
+        if (relu && v < 0) v = 0;
+        if (c->act.act) ft_gemm_act(&v, 1, &c->act);
+        v = rintf(v / c->ys) + zy;
+        v = !(v > lo) ? lo : v > hi ? hi : v;
+        if (u8) ((uint8_t *)c->y)[at] = (uint8_t)v;
+        else ((int8_t *)c->y)[at] = (int8_t)v;
+      });
+      break;
+    }
     if (p[FT_I8_OUT] == FT_I8_OUT_U8) {
       uint8_t *y = (uint8_t *)c->y;
       FT_I8_EPI_LOOP({
@@ -419,6 +438,26 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
 /* ---- the micro-kernel: FT_I8_MR rows of packed A x one panel (w columns) over all K ---------- */
 
 #ifdef FT_I8_VNNI
+/* FT_I8_YQ: the float32 epilogue's value of 16 corrected sums (ft_i8_epi_v's F32 case), then
+ * QuantizeLinear: a division, round to even, + zy, saturation (NaN: the low end, as max returns
+ * its second operand); the saturated value in an int32 lane */
+static inline __attribute__((always_inline)) __m512i ft_i8_epi_yq(const ft_i8_ctx *c, __m512i x, __m512 sc, int64_t r, int64_t n, __mmask16 mk) {
+  const int64_t *p = c->p;
+  int rw = c->rowwise, u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
+  __m512 v;
+  if (p[FT_I8_BIAS] == 1) {
+    __m512 bias = rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
+    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias);
+  } else v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
+  if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  if (c->act.act == FT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  else if (c->act.act == FT_ACT_CLIP) v = _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
+  v = _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps(c->ys)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
+  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
+  return _mm512_cvttps_epi32(v);
+}
+
 /* 16 sums of row r (of the chunk) and columns [n, n + 16), corrected, as the output kind's
  * value: float32 bits, int32, or the saturated 8-bit value in an int32 lane. The scalar
  * epilogue's expressions, lane by lane (one fma with a bias; max(0, v) keeps -0 as v < 0 does). */
@@ -442,6 +481,7 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
     return _mm512_castps_si512(v);
   }
   default: {
+    if (p[FT_I8_YQ]) return ft_i8_epi_yq(c, x, sc, r, n, mk);
     if (p[FT_I8_BIAS] == 2)
       x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(((const int32_t *)c->bias)[r]) : _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
     __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -688,12 +728,13 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
     float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
     const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
     c->nscale = p[FT_I8_NSB] > 1 ? N : 1;
-    for (int64_t n = 0; n < c->nscale; n++) scale[n] = p[FT_I8_IN_YS] >= 0 ? as * bsc[n] / ys : as * bsc[n];
+    for (int64_t n = 0; n < c->nscale; n++) scale[n] = p[FT_I8_IN_YS] >= 0 && !p[FT_I8_YQ] ? as * bsc[n] / ys : as * bsc[n];
+    c->ys = ys;
     for (int64_t n = c->nscale; n < N; n++) scale[n] = scale[0]; /* one scale: the same in every column */
   }
   c->scale = scale;
   c->bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
-  c->act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 ? (int)p[FT_I8_ACT] : 0;
+  c->act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ] ? (int)p[FT_I8_ACT] : 0;
   c->act.lo = f ? (float)f[0] : 0.0f;
   c->act.hi = f ? (float)f[1] : 0.0f;
   int yz_signed = p[FT_I8_OUT] == FT_I8_OUT_S8;
@@ -821,13 +862,14 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
     const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
     for (int64_t m = 0; m < c.M; m++) {
       float b = bsc[p[FT_I8_NSB] > 1 ? m : 0];
-      scale[m] = p[FT_I8_IN_YS] >= 0 ? as * b / ys : as * b;
+      scale[m] = p[FT_I8_IN_YS] >= 0 && !p[FT_I8_YQ] ? as * b / ys : as * b;
     }
+    c.ys = ys;
   }
   c.scale = scale;
   c.nscale = c.M;
   c.bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
-  c.act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 ? (int)p[FT_I8_ACT] : 0;
+  c.act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ] ? (int)p[FT_I8_ACT] : 0;
   c.act.lo = f ? (float)f[0] : 0.0f;
   c.act.hi = f ? (float)f[1] : 0.0f;
   c.zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], p[FT_I8_OUT] == FT_I8_OUT_S8, 1, 0) : 0;

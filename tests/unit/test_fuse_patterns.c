@@ -832,3 +832,34 @@ Test(fuse_patterns, dynamic_int8_matmuls) {
   cr_expect_eq(count_op(&fused, "MatMulInteger") + count_op(&fused, "Cast") + count_op(&fused, "Mul") + count_op(&fused, "Add"), 0);
   cr_expect_eq(count_op(&plain, "MatMulInteger"), 4);
 }
+
+/* Requantized QDQ conv outputs (pass qdq_out, compiler/fuse/fuse_qdq.c). tests/models/qdq_tiny:
+ * the first conv's Relu'd output goes only through QuantizeLinear -> DequantizeLinear into the
+ * second conv, so that conv quantizes it in its epilogue (its output uint8) and the second reads
+ * the bytes; the second's output goes to GlobalAveragePool (a float op) and stays float32. The
+ * outputs must be the same bits as with the pass off. tests/models/qdq_dw (compiled by ftaxc: it
+ * has a uint8 graph output): the group-1 convs' outputs are read by depthwise convs or a float
+ * op, so nothing is requantized. */
+Test(fuse_patterns, qdq_requantized_outputs) {
+  mb *m = mb_new(13);
+  mb_x(m, "x", D(1, 3, 12, 12));
+  char *path = tu_fmt("%s/tests/models/qdq_tiny/model.onnx", FTAX_SOURCE_DIR);
+  result fused = run_model(path, m, NULL), off = run_model(path, m, "qdq_out");
+  cr_expect_eq(matches(&fused, "qdq_out"), 1, "%s", fused.report);
+  int u8 = 0;
+  for (int i = 0; i < fused.g->n_nodes; i++) {
+    const ft_node *n = &fused.g->nodes[i];
+    u8 += !n->dead && !strcmp(n->op_type, "QDQConv") && fused.g->vals[n->out[0]].t.dtype == FT_UINT8;
+  }
+  cr_expect_eq(u8, 1, "uint8 QDQConv outputs");
+  cr_assert_eq(fused.n_out, off.n_out);
+  for (int i = 0; i < fused.n_out; i++)
+    cr_expect(fused.numel[i] == off.numel[i] && !memcmp(fused.out[i], off.out[i], sizeof(float) * (size_t)fused.numel[i]),
+              "output %d differs with the pass off", i);
+  char *dw = tu_fmt("%s/tests/models/qdq_dw/model.onnx", FTAX_SOURCE_DIR), *prog = tu_fmt("%s/qdq_dw", dir), *log;
+  char *a[] = {FTAXC, dw, "-o", prog, "--report", NULL};
+  cr_assert_eq(tu_run(dir, &log, a), 0, "%s", log);
+  result rep = {.report = log};
+  cr_expect_eq(matches(&rep, "qdq"), 4, "%s", log);
+  cr_expect_eq(matches(&rep, "qdq_out"), 0, "%s", log);
+}

@@ -503,3 +503,82 @@ static void wx_sweep(int portable) {
 
 Test(gemm_int8, wx_native_matches_reference) { wx_sweep(0); }
 Test(gemm_int8, wx_portable_matches_reference) { wx_sweep(1); }
+
+/* ---- QDQ convs with a requantized output (FT_I8_YQ) ----
+ * The bytes must be QuantizeLinear (division, round half to even, + zy, saturation) of the float32
+ * output the same conv gives without FT_I8_YQ: W.X and the row form (wx), a 3x2 window with
+ * stride, dilation and padding or a 1x1 one read directly, uint8 and int8 outputs, bias or not,
+ * Relu, Clip or nothing, float32 or uint8 input, 1 and 3 threads, native and portable. */
+static void yq_case(kern_fn kern, pack_fn pack, const char *path, int wx, int k1, int s8, int v, int threads) {
+  const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11;
+  int64_t KH = k1 ? 1 : 3, KW = k1 ? 1 : 2, SH = k1 ? 1 : 2, DW = k1 ? 1 : 2, PT = k1 ? 0 : 1, PB = k1 ? 0 : 2, PR = k1 ? 0 : 1;
+  int64_t OH = (H + PT + PB - (KH - 1) - 1) / SH + 1, OW = (W + PR - DW * (KW - 1) - 1) + 1, K = C * KH * KW, NY = NB * MO * OH * OW;
+  int a_kind = v & 1 ? 0 : 2, bias_on = (v >> 1) & 1, act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_CLIP : FT_ACT_RELU;
+  void *x = malloc(sizeof(float) * (size_t)(NB * C * H * W));
+  for (int64_t i = 0; i < NB * C * H * W; i++) {
+    if (a_kind == 2) ((float *)x)[i] = (float)(rnd8() - 100) * 0.05f + 0.025f * (float)(i % 3);
+    else ((uint8_t *)x)[i] = (uint8_t)rnd8();
+  }
+  int8_t *w = malloc((size_t)(MO * K));
+  float *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO), as = 0.05f, ys = 0.0375f;
+  for (int64_t i = 0; i < MO * K; i++) w[i] = (int8_t)(rnd8() - 128);
+  for (int64_t i = 0; i < MO; i++) { bs[i] = 0.0004f * (float)(1 + i); bias[i] = (float)(rnd8() - 128) * 0.01f; }
+  uint8_t az = 100, yz = s8 ? (uint8_t)0xfb : 21;
+  int64_t p[FT_I8_NP];
+  memset(p, 0, sizeof p);
+  p[FT_I8_M] = OH * OW; p[FT_I8_N] = MO; p[FT_I8_K] = K;
+  p[FT_I8_A_KIND] = a_kind; p[FT_I8_B_SIGNED] = 1; p[FT_I8_OUT] = FT_I8_OUT_F32;
+  p[FT_I8_B_RS] = 1; p[FT_I8_B_CS] = K; p[FT_I8_Y_RS] = 1; p[FT_I8_Y_CS] = OH * OW;
+  p[FT_I8_NBATCH] = NB; p[FT_I8_A_BS] = C * H * W; p[FT_I8_Y_BS] = MO * OH * OW;
+  p[FT_I8_NZA] = 1; p[FT_I8_NSB] = MO; p[FT_I8_BIAS] = bias_on; p[FT_I8_RELU] = v == 4; p[FT_I8_ACT] = act;
+  int64_t roles[9] = {0, 1, 2, 3, 4, -1, 6, 7, bias_on ? 5 : -1};
+  memcpy(p + FT_I8_IN_A, roles, sizeof roles);
+  p[FT_I8_CONV] = 1; p[FT_I8_C] = C;
+  int64_t win[18] = {1, H, W, 1, OH, OW, 1, KH, KW, 1, SH, 1, 1, 1, DW, 0, PT, 0};
+  memcpy(p + FT_I8_WIN, win, sizeof win);
+  if (wx) { p[FT_I8_WX] = 1; p[FT_I8_M] = MO; p[FT_I8_N] = OH * OW; p[FT_I8_Y_RS] = OH * OW; p[FT_I8_Y_CS] = 1; }
+  void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
+  pack(p, w, packed);
+  p[FT_I8_PACKED] = 1;
+  const void *in[8] = {x, &as, &az, packed, bs, bias, &ys, &yz};
+  float *yf = calloc((size_t)NY, sizeof(float));
+  uint8_t *yq = calloc((size_t)NY, 1);
+  void *out[1] = {yf}, *scratch = malloc(ft_i8_scratch(p));
+  const double f[2] = {-0.5, 0.75};
+  if (!strcmp(path, "portable")) gemm_int8_portable_set_threads(threads);
+  else ft_set_threads(threads);
+  p[FT_I8_IN_YS] = p[FT_I8_IN_YZ] = -1; /* the float32 output: scales a_scale * w_scale */
+  kern(p, f, in, out, scratch);
+  p[FT_I8_IN_YS] = 6;
+  p[FT_I8_IN_YZ] = 7;
+  p[FT_I8_OUT] = s8 ? FT_I8_OUT_S8 : FT_I8_OUT_U8;
+  p[FT_I8_YQ] = 1;
+  out[0] = yq;
+  kern(p, f, in, out, scratch);
+  int64_t bad = -1, sat = 0;
+  float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f, zf = s8 ? (float)(int8_t)yz : (float)yz;
+  for (int64_t i = 0; i < NY && bad < 0; i++) {
+    float q = rintf(yf[i] / ys) + zf;
+    q = !(q > lo) ? lo : q > hi ? hi : q;
+    sat += q == lo || q == hi;
+    int32_t got = s8 ? (int32_t)(int8_t)yq[i] : (int32_t)yq[i];
+    if (got != (int32_t)q) bad = i;
+  }
+  cr_expect(bad < 0, "%s YQ wx %d k1 %d s8 %d v %d threads %d: byte %lld is %d, QuantizeLinear gives %g", path, wx, k1, s8, v, threads,
+            (long long)bad, bad < 0 ? 0 : yq[bad], bad < 0 ? 0.0 : (double)rintf(yf[bad] / ys) + zf);
+  cr_expect(sat < NY, "every output saturated: the case tests nothing");
+  free(x); free(w); free(bs); free(bias); free(packed); free(scratch); free(yf); free(yq);
+}
+
+Test(gemm_int8, yq_is_quantize_of_f32) {
+  for (int wx = 0; wx < 2; wx++)
+    for (int k1 = 0; k1 < 2; k1++)
+      for (int s8 = 0; s8 < 2; s8++)
+        for (int v = 0; v < 6; v++) {
+          int t = 1 + 2 * ((v + wx) & 1);
+          yq_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, wx, k1, s8, v, t);
+          yq_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", wx, k1, s8, v, t);
+        }
+  ft_set_threads(1);
+  gemm_int8_portable_set_threads(1);
+}
