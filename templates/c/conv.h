@@ -443,12 +443,49 @@ static inline __attribute__((always_inline)) void ft_dwv_row_impl(const float *c
   }
 }
 
+/* The same sums for undilated rows with NW, KW and S constants, each input pixel vector loaded
+ * once per tap row: pixel i of the chunk's reach serves every tap (j, kw) with j * S + kw == i,
+ * the KW weight vectors stay in registers. Each accumulator still takes its taps in (kh, kw)
+ * order, so the outputs are those of ft_dwv_row_impl bit for bit; there each of the NW * KW
+ * products loaded its input again (24 loads of 16 floats per tap row of a 3-wide stride-2 chunk
+ * of 8 pixels, 17 here), and on this Zen 4 a 512-bit load takes as long as a 512-bit FMA. */
+static inline __attribute__((always_inline)) void ft_dwv_row_reuse(const float *const *rp, const float *wt,
+                                                                   const float *bv, float *out, int64_t chunks,
+                                                                   int64_t KH, const int KW, const int S,
+                                                                   const int NW) {
+  __m512 b0 = _mm512_load_ps(bv);
+  for (int64_t c = 0; c < chunks; c++) {
+    __m512 acc[FT_DWV_MAXNW], wv[5];
+#pragma GCC unroll 16
+    for (int j = 0; j < NW; j++) acc[j] = b0;
+    const float *w = wt;
+    for (int64_t kh = 0; kh < KH; kh++, w += KW * 16) {
+      const float *q = rp[kh] + c * NW * S * 16;
+      __asm__("" : "+r"(q)); /* one base register, the pixels at fixed displacements from it */
+#pragma GCC unroll 5
+      for (int kw = 0; kw < KW; kw++) wv[kw] = _mm512_loadu_ps(w + kw * 16); /* packed: maybe unaligned */
+#pragma GCC unroll 64
+      for (int i = 0; i < (NW - 1) * S + KW; i++) {
+        __m512 xv = _mm512_load_ps(q + i * 16);
+        __asm__("" : "+v"(xv)); /* kept in a register: else GCC loads it again as each FMA's operand */
+#pragma GCC unroll 5
+        for (int kw = 0; kw < KW; kw++) {
+          int d = i - kw;
+          if (d >= 0 && d % S == 0 && d / S < NW) acc[d / S] = _mm512_fmadd_ps(xv, wv[kw], acc[d / S]);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < NW; j++) _mm512_store_ps(out + (c * NW + j) * 16, acc[j]);
+  }
+}
+
 #define FT_DWV_ROW(NW, KW, S)                                                                      \
   static void ft_dwv_row_##NW##_##KW##_##S(const float *const *rp, const float *wt, const float *bv, \
                                           float *out, int64_t chunks, int64_t KH, int64_t kw,      \
                                           int64_t s, int64_t d) {                                  \
     (void)kw; (void)s; (void)d;                                                                    \
-    ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, S, 1, NW);                                    \
+    ft_dwv_row_reuse(rp, wt, bv, out, chunks, KH, KW, S, NW);                                      \
   }
 FT_DWV_ROW(8, 3, 1)
 FT_DWV_ROW(8, 3, 2)
