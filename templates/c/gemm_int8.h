@@ -688,9 +688,11 @@ static inline int32_t ft_i8_zp(const void *const *in, int64_t i, int is_signed, 
 }
 
 /* the per-call constants: comp, zb', scales; the packed B */
-static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, char **sc) {
+/* A's quantization (both forms): the scale a float A is quantized with and A's zero point as
+ * the uint8 A' holds it */
+static void ft_i8_setup_a(ft_i8_ctx *c, const void *const *in) {
   const int64_t *p = c->p;
-  int64_t kind = p[FT_I8_A_KIND], bs = p[FT_I8_B_SIGNED], N = c->N;
+  int64_t kind = p[FT_I8_A_KIND];
   int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
   c->qs = kind == 2 ? *(const float *)in[p[FT_I8_IN_AS]] : 1.0f;
   /* a scale computed at run time (DynamicQuantizeLinear's) is 0 when A is all zeros: A then
@@ -699,6 +701,36 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   /* a float A is quantized straight to A' (uint8) with ca as its zero point: an int8 zero point
      + 128 gives the int8 quantization shifted by 128, saturation included */
   c->ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);
+}
+
+/* The epilogue's parameters (both forms): n output scales (a_scale * b_scale[i], over y_scale
+ * where the kernel requantizes with one multiply; zeros where the output is int32, and up to
+ * n_all), the bias, the activation and y's scale and zero point */
+static void ft_i8_setup_out(ft_i8_ctx *c, const double *f, const void *const *in, float *scale, int64_t n_all,
+                            int64_t n) {
+  const int64_t *p = c->p;
+  memset(scale, 0, 4 * (size_t)n_all);
+  if (p[FT_I8_OUT] != FT_I8_OUT_S32) {
+    float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
+    const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
+    for (int64_t i = 0; i < n; i++) {
+      float b = bsc[p[FT_I8_NSB] > 1 ? i : 0];
+      scale[i] = p[FT_I8_IN_YS] >= 0 && !p[FT_I8_YQ] ? as * b / ys : as * b;
+    }
+    c->ys = ys;
+  }
+  c->scale = scale;
+  c->bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
+  c->act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ] ? (int)p[FT_I8_ACT] : 0;
+  c->act.lo = f ? (float)f[0] : 0.0f;
+  c->act.hi = f ? (float)f[1] : 0.0f;
+  c->zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], p[FT_I8_OUT] == FT_I8_OUT_S8, 1, 0) : 0;
+}
+
+static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, char **sc) {
+  const int64_t *p = c->p;
+  int64_t bs = p[FT_I8_B_SIGNED], N = c->N;
+  ft_i8_setup_a(c, in);
   int32_t za2 = c->ca - 128; /* za'': A'' = A' - 128 */
   c->comp = (int32_t *)ft_i8_carve(sc, 4 * (size_t)c->N16);
   int32_t *zbp = (int32_t *)ft_i8_carve(sc, 4 * (size_t)c->N16);
@@ -716,29 +748,14 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
   int any = 0;
   memset(c->comp, 0, 4 * (size_t)c->N16); /* the columns past N of the last panel: 0 */
   memset(zbp, 0, 4 * (size_t)c->N16);
-  memset(scale, 0, 4 * (size_t)c->N16);
   for (int64_t n = 0; n < N; n++) {
     zbp[n] = ft_i8_zp(in, p[FT_I8_IN_BZ], (int)bs, p[FT_I8_NZB], n) + (bs ? 128 : 0);
     any |= zbp[n] != 0;
     c->comp[n] = -za2 * c->colsum[n] + (int32_t)c->K * za2 * zbp[n];
   }
   c->zbp = any ? zbp : NULL;
-  c->nscale = 1;
-  if (p[FT_I8_OUT] != FT_I8_OUT_S32) {
-    float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
-    const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
-    c->nscale = p[FT_I8_NSB] > 1 ? N : 1;
-    for (int64_t n = 0; n < c->nscale; n++) scale[n] = p[FT_I8_IN_YS] >= 0 && !p[FT_I8_YQ] ? as * bsc[n] / ys : as * bsc[n];
-    c->ys = ys;
-    for (int64_t n = c->nscale; n < N; n++) scale[n] = scale[0]; /* one scale: the same in every column */
-  }
-  c->scale = scale;
-  c->bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
-  c->act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ] ? (int)p[FT_I8_ACT] : 0;
-  c->act.lo = f ? (float)f[0] : 0.0f;
-  c->act.hi = f ? (float)f[1] : 0.0f;
-  int yz_signed = p[FT_I8_OUT] == FT_I8_OUT_S8;
-  c->zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], yz_signed, 1, 0) : 0;
+  c->nscale = p[FT_I8_OUT] != FT_I8_OUT_S32 && p[FT_I8_NSB] > 1 ? N : 1;
+  ft_i8_setup_out(c, f, in, scale, c->N16, N); /* one scale: the same in every column */
 }
 
 /* ---- convs as W.X ---------------------------------------------------------------------------
@@ -831,6 +848,20 @@ static inline size_t ft_i8_wx_scratch(const int64_t *p) {
          ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], NULL, NULL) + (size_t)(ft_i8_wx_im2col(p) ? ft_i8_image_bytes(p) : 0) + 6 * 64;
 }
 
+/* Batch image bi (both forms): its A and Y, and an image to be im2col'd converted to uint8 into
+ * img first (a uint8 image is read as it is: img NULL) */
+static void ft_i8_batch(ft_i8_ctx *c, const void *const *in, void *const *out, int64_t bi, uint8_t *img) {
+  const int64_t *p = c->p;
+  int64_t esz = p[FT_I8_A_KIND] == 2 ? 4 : 1;
+  int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
+  c->a = (const char *)in[p[FT_I8_IN_A]] + bi * p[FT_I8_A_BS] * esz;
+  c->y = (char *)out[0] + bi * p[FT_I8_Y_BS] * ysz;
+  if (img) {
+    ft_i8_image_u8(c, c->a, ft_i8_image_bytes(p), img);
+    c->a = img;
+  }
+}
+
 static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, void *const *out, char *sc) {
   ft_i8_ctx c;
   memset(&c, 0, sizeof c);
@@ -840,10 +871,7 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
   c.mc = ft_i8_m6(c.M); c.rows = c.M; c.c0 = 0;
   c.rowwise = 1;
   int64_t kind = p[FT_I8_A_KIND];
-  int az_signed = kind == 1 || p[FT_I8_AZ_SIGNED];
-  c.qs = kind == 2 ? *(const float *)in[p[FT_I8_IN_AS]] : 1.0f;
-  if (c.qs == 0.0f) c.qs = 1.0f; /* as ft_i8_setup */
-  c.ca = ft_i8_zp(in, p[FT_I8_IN_AZ], az_signed, p[FT_I8_NZA], 0) + (az_signed ? 128 : 0);
+  ft_i8_setup_a(&c, in);
   c.comp = (int32_t *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
   float *scale = (float *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
   c.bp = (const uint8_t *)ft_i8_carve(&sc, (size_t)(c.N16 * c.K4));
@@ -855,36 +883,14 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
   }
   const int32_t *wsum = (const int32_t *)w;
   c.ap = (int8_t *)(uintptr_t)((const char *)w + 4 * c.mc);
-  memset(scale, 0, 4 * (size_t)c.mc);
   for (int64_t m = 0; m < c.mc; m++) c.comp[m] = m < c.M ? -c.ca * wsum[m] : 0;
-  if (p[FT_I8_OUT] != FT_I8_OUT_S32) {
-    float as = *(const float *)in[p[FT_I8_IN_AS]], ys = p[FT_I8_IN_YS] >= 0 ? *(const float *)in[p[FT_I8_IN_YS]] : 1.0f;
-    const float *bsc = (const float *)in[p[FT_I8_IN_BS]];
-    for (int64_t m = 0; m < c.M; m++) {
-      float b = bsc[p[FT_I8_NSB] > 1 ? m : 0];
-      scale[m] = p[FT_I8_IN_YS] >= 0 && !p[FT_I8_YQ] ? as * b / ys : as * b;
-    }
-    c.ys = ys;
-  }
-  c.scale = scale;
+  ft_i8_setup_out(&c, f, in, scale, c.mc, c.M);
   c.nscale = c.M;
-  c.bias = p[FT_I8_BIAS] ? in[p[FT_I8_IN_BIAS]] : NULL;
-  c.act.act = p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ] ? (int)p[FT_I8_ACT] : 0;
-  c.act.lo = f ? (float)f[0] : 0.0f;
-  c.act.hi = f ? (float)f[1] : 0.0f;
-  c.zy = p[FT_I8_IN_YZ] >= 0 ? ft_i8_zp(in, p[FT_I8_IN_YZ], p[FT_I8_OUT] == FT_I8_OUT_S8, 1, 0) : 0;
-  int64_t esz = kind == 2 ? 4 : 1;
-  int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
   int64_t panels = (c.N16 + FT_I8_NR - 1) / FT_I8_NR;
   /* im2col: the image as uint8 first (a uint8 image is read as it is) */
   uint8_t *img = ft_i8_wx_im2col(p) && kind ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
   for (int64_t bi = 0; bi < p[FT_I8_NBATCH]; bi++) {
-    c.a = (const char *)in[p[FT_I8_IN_A]] + bi * p[FT_I8_A_BS] * esz;
-    c.y = (char *)out[0] + bi * p[FT_I8_Y_BS] * ysz;
-    if (img) {
-      ft_i8_image_u8(&c, c.a, ft_i8_image_bytes(p), img);
-      c.a = img;
-    }
+    ft_i8_batch(&c, in, out, bi, img);
     ft_parallel_for(c.K4 / 4, c.K4 * c.N16 >= 16384, ft_i8_wx_pack_x, &c);
     ft_parallel_for(panels * (c.mc / FT_I8_MR), c.mc * c.K4 * c.N >= 65536, ft_i8_gemm_run, &c);
   }
@@ -904,16 +910,9 @@ static void ft_gemm_int8(const int64_t *p, const double *f, const void *const *i
   char *sc = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   ft_i8_setup(&c, f, in, &sc);
   uint8_t *img = p[FT_I8_CONV] && p[FT_I8_A_KIND] ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
-  int64_t esz = p[FT_I8_A_KIND] == 2 ? 4 : 1;
-  int64_t ysz = p[FT_I8_OUT] == FT_I8_OUT_S32 || p[FT_I8_OUT] == FT_I8_OUT_F32 ? 4 : 1;
   int64_t panels = (c.N16 + FT_I8_NR - 1) / FT_I8_NR;
   for (int64_t bi = 0; bi < p[FT_I8_NBATCH]; bi++) {
-    c.a = (const char *)in[p[FT_I8_IN_A]] + bi * p[FT_I8_A_BS] * esz;
-    c.y = (char *)out[0] + bi * p[FT_I8_Y_BS] * ysz;
-    if (img) {
-      ft_i8_image_u8(&c, c.a, ft_i8_image_bytes(p), img);
-      c.a = img;
-    }
+    ft_i8_batch(&c, in, out, bi, img);
     for (c.c0 = 0; c.c0 < c.M; c.c0 += c.mc) {
       c.rows = c.M - c.c0 < c.mc ? c.M - c.c0 : c.mc;
       int64_t mcu = c.mc;

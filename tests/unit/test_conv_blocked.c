@@ -92,6 +92,67 @@ static void check(const char *what, const bcase *c, int portable, const float *g
 
 /* pointwise^T (K -> C) with Y blocked, depthwise with X blocked (a blocked copy of a random
  * input), and the two chained; portable: the kernels built without AVX-512. */
+/* NCHW <-> blocked [N][C/16][S][16], as float or as the references' double */
+static void to_blocked(const float *x, float *b, int64_t N, int64_t C, int64_t S) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++)
+      for (int64_t i = 0; i < S; i++) b[blk_at(n, ch, i, C, S)] = x[(n * C + ch) * S + i];
+}
+static void from_blocked(const float *b, float *x, double *xd, int64_t N, int64_t C, int64_t S) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++)
+      for (int64_t i = 0; i < S; i++) {
+        float v = b[blk_at(n, ch, i, C, S)];
+        if (x) x[(n * C + ch) * S + i] = v;
+        if (xd) xd[(n * C + ch) * S + i] = v;
+      }
+}
+
+/* The epilogue in double: residual R (res 1 before the activation, 2 after) */
+static double ref_epi(double acc, const float *R, int64_t at, int act, int res) {
+  if (res == 1) acc += R[at];
+  acc = ref_act(acc, act);
+  if (res == 2) acc += R[at];
+  return acc;
+}
+
+/* Depthwise conv of x (N x C x H x W) with window k, stride s, pads pad, in double */
+static void ref_depthwise(const double *x, const float *Wd, const float *Bd, const float *R, int64_t N, int64_t C,
+                          int64_t H, int64_t W, int64_t k, int64_t s, int64_t pad, int bias, int act, int res,
+                          double *y) {
+  int64_t OH = (H + 2 * pad - k) / s + 1, OW = (W + 2 * pad - k) / s + 1, OS = OH * OW, T = k * k;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t ch = 0; ch < C; ch++)
+      for (int64_t o = 0; o < OS; o++) {
+        int64_t at = (n * C + ch) * OS + o;
+        double acc = bias ? Bd[ch] : 0;
+        for (int64_t t = 0; t < T; t++) {
+          int64_t ih = o / OW * s + t / k - pad, iw = o % OW * s + t % k - pad;
+          if (ih >= 0 && ih < H && iw >= 0 && iw < W) acc += x[(n * C + ch) * H * W + ih * W + iw] * Wd[ch * T + t];
+        }
+        y[at] = ref_epi(acc, R, at, act, res);
+      }
+}
+
+/* Pointwise conv of x (N x K x S) to CO channels, in double */
+static void ref_pointwise(const double *x, const float *Wp, const float *Bp, const float *R, int64_t N, int64_t K,
+                          int64_t CO, int64_t S, int bias, int act, int res, double *y) {
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t co = 0; co < CO; co++)
+      for (int64_t i = 0; i < S; i++) {
+        int64_t at = (n * CO + co) * S + i;
+        double acc = bias ? Bp[co] : 0;
+        for (int64_t k = 0; k < K; k++) acc += x[(n * K + k) * S + i] * Wp[co * K + k];
+        y[at] = ref_epi(acc, R, at, act, res);
+      }
+}
+
+static double *to_double(const float *x, int64_t n) {
+  double *d = malloc(sizeof(double) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) d[i] = x[i];
+  return d;
+}
+
 static void run_bcase(const bcase *c, int portable) {
   conv_fn conv = portable ? conv_portable_f32 : ft_conv_f32;
   pack_fn pack = portable ? conv_portable_pack_w : ft_conv_pack_w;
@@ -100,15 +161,8 @@ static void run_bcase(const bcase *c, int portable) {
   float *X = rand_buf(N * K * S), *Wp = rand_buf(C * K), *Bp = rand_buf(C), *Wd = rand_buf(C * T), *Bd = rand_buf(C);
   float *R = rand_buf(N * C * OS), *H = rand_buf(N * C * S), *Hb = rand_buf(N * C * S), *Rb = rand_buf(N * C * S), *Y = rand_buf(N * C * OS);
   double *h = malloc(sizeof(double) * (size_t)(N * C * S)), *hw = malloc(sizeof(double) * (size_t)(N * C * S));
-  double *want = malloc(sizeof(double) * (size_t)(N * C * OS));
-  /* the pointwise conv */
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < C; co++)
-      for (int64_t i = 0; i < S; i++) {
-        double acc = c->bias ? Bp[co] : 0;
-        for (int64_t k = 0; k < K; k++) acc += (double)X[(n * K + k) * S + i] * Wp[co * K + k];
-        hw[(n * C + co) * S + i] = ref_act(acc, c->act);
-      }
+  double *want = malloc(sizeof(double) * (size_t)(N * C * OS)), *Xd = to_double(X, N * K * S);
+  ref_pointwise(Xd, Wp, Bp, NULL, N, K, C, S, c->bias, c->act, 0, hw); /* the pointwise conv */
   int64_t p[FT_CV_NP];
   base_params(p, N, K, C, 1, c->H, c->W, 1, 1, 0, c->bias, c->act, 0);
   p[FT_CV_MODE] = FT_CV_POINTWISE_T;
@@ -116,35 +170,13 @@ static void run_bcase(const bcase *c, int portable) {
   const void *ins[4] = {X, Wp, Bp, NULL};
   run_packed(p, conv, pack, Wp, ins, Hb, c->threads, portable);
   float *unb = malloc(sizeof(float) * (size_t)(N * C * S));
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t co = 0; co < C; co++)
-      for (int64_t i = 0; i < S; i++) unb[(n * C + co) * S + i] = Hb[blk_at(n, co, i, C, S)];
+  from_blocked(Hb, unb, NULL, N, C, S);
   check("pointwise^T, Y blocked", c, portable, unb, hw, N * C * S, 1e-5 * (double)K);
   /* the depthwise conv on a random blocked input (Rb), then on the pointwise conv's output (Hb) */
   for (int pass = 0; pass < 2; pass++) {
-    if (pass == 0) {
-      for (int64_t n = 0; n < N; n++)
-        for (int64_t ch = 0; ch < C; ch++)
-          for (int64_t i = 0; i < S; i++) {
-            h[(n * C + ch) * S + i] = H[(n * C + ch) * S + i];
-            Rb[blk_at(n, ch, i, C, S)] = H[(n * C + ch) * S + i];
-          }
-    } else
-      for (int64_t i = 0; i < N * C * S; i++) h[i] = unb[i]; /* Hb holds the pointwise conv's blocked output */
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t ch = 0; ch < C; ch++)
-        for (int64_t o = 0; o < OS; o++) {
-          int64_t at = (n * C + ch) * OS + o;
-          double acc = c->bias ? Bd[ch] : 0;
-          for (int64_t t = 0; t < T; t++) {
-            int64_t ih = o / OW * c->s + t / c->k - c->pad, iw = o % OW * c->s + t % c->k - c->pad;
-            if (ih >= 0 && ih < c->H && iw >= 0 && iw < c->W) acc += h[(n * C + ch) * S + ih * c->W + iw] * Wd[ch * T + t];
-          }
-          if (c->res == 1) acc += R[at];
-          acc = ref_act(acc, c->act);
-          if (c->res == 2) acc += R[at];
-          want[at] = acc;
-        }
+    if (pass == 0) to_blocked(H, Rb, N, C, S);
+    for (int64_t i = 0; i < N * C * S; i++) h[i] = pass ? unb[i] : H[i]; /* Hb holds the pointwise conv's blocked output */
+    ref_depthwise(h, Wd, Bd, R, N, C, c->H, c->W, c->k, c->s, c->pad, c->bias, c->act, c->res, want);
     base_params(p, N, C, C, C, c->H, c->W, c->k, c->s, c->pad, c->bias, c->act, c->res);
     p[FT_CV_MODE] = FT_CV_DEPTHWISE;
     p[FT_CV_LAYOUT] = FT_CV_X_BLOCKED;
@@ -155,7 +187,7 @@ static void run_bcase(const bcase *c, int portable) {
     check(pass ? "pointwise^T -> depthwise" : "depthwise, X blocked", c, portable, Y, want, N * C * OS, 1e-5 * (double)T);
   }
   free(X); free(Wp); free(Bp); free(Wd); free(Bd); free(R); free(H); free(Hb); free(Rb); free(Y); free(h); free(hw);
-  free(want); free(unb);
+  free(want); free(unb); free(Xd);
 }
 
 static void run_both(const bcase *c) {
@@ -210,20 +242,9 @@ static void run_ycase(const ycase *c, int portable) {
   float *Db = rand_buf(N * C * OS), *Rb = rand_buf(N * C * OS), *Wp = rand_buf(CO * C), *Bp = rand_buf(CO);
   float *R = rand_buf(N * CO * OS), *Y = rand_buf(N * CO * OS), *unb = malloc(sizeof(float) * (size_t)(N * C * OS));
   double *d = malloc(sizeof(double) * (size_t)(N * C * OS)), *h = malloc(sizeof(double) * (size_t)(N * C * OS));
-  double *want = malloc(sizeof(double) * (size_t)(N * CO * OS));
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t ch = 0; ch < C; ch++)
-      for (int64_t i = 0; i < S; i++) Xb[blk_at(n, ch, i, C, S)] = X[(n * C + ch) * S + i];
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t ch = 0; ch < C; ch++)
-      for (int64_t o = 0; o < OS; o++) {
-        double acc = c->bias ? Bd[ch] : 0;
-        for (int64_t t = 0; t < T; t++) {
-          int64_t ih = o / OW * c->s + t / c->k - c->pad, iw = o % OW * c->s + t % c->k - c->pad;
-          if (ih >= 0 && ih < c->H && iw >= 0 && iw < c->W) acc += (double)X[(n * C + ch) * S + ih * c->W + iw] * Wd[ch * T + t];
-        }
-        d[(n * C + ch) * OS + o] = ref_act(acc, c->act);
-      }
+  double *want = malloc(sizeof(double) * (size_t)(N * CO * OS)), *Xd = to_double(X, N * C * S);
+  to_blocked(X, Xb, N, C, S);
+  ref_depthwise(Xd, Wd, Bd, NULL, N, C, c->H, c->W, c->k, c->s, c->pad, c->bias, c->act, 0, d);
   int64_t p[FT_CV_NP];
   for (int pass = 0; pass < 2; pass++) {
     base_params(p, N, C, C, C, c->H, c->W, c->k, c->s, c->pad, c->bias, c->act, 0);
@@ -233,31 +254,16 @@ static void run_ycase(const ycase *c, int portable) {
     cr_assert(ft_dwv_geometry(p, &g), "the case must take the channel-vector path");
     const void *din[4] = {pass ? Xb : X, Wd, Bd, NULL};
     run_packed(p, conv, pack, Wd, din, Db, c->threads, portable);
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t ch = 0; ch < C; ch++)
-        for (int64_t o = 0; o < OS; o++) unb[(n * C + ch) * OS + o] = Db[blk_at(n, ch, o, C, OS)];
+    from_blocked(Db, unb, NULL, N, C, OS);
     check(pass ? "depthwise, X and Y blocked" : "depthwise, Y blocked", &b, portable, unb, d, N * C * OS,
           1e-5 * (double)T);
   }
   /* the pointwise conv on a random blocked input (Rb), then on the depthwise conv's output (Db) */
   for (int pass = 0; pass < 2; pass++) {
-    if (pass == 0)
-      for (int64_t n = 0; n < N; n++)
-        for (int64_t ch = 0; ch < C; ch++)
-          for (int64_t i = 0; i < OS; i++) h[(n * C + ch) * OS + i] = Rb[blk_at(n, ch, i, C, OS)];
+    if (pass == 0) from_blocked(Rb, NULL, h, N, C, OS);
     else
       for (int64_t i = 0; i < N * C * OS; i++) h[i] = unb[i];
-    for (int64_t n = 0; n < N; n++)
-      for (int64_t co = 0; co < CO; co++)
-        for (int64_t i = 0; i < OS; i++) {
-          int64_t at = (n * CO + co) * OS + i;
-          double acc = c->bias ? Bp[co] : 0;
-          for (int64_t k = 0; k < C; k++) acc += h[(n * C + k) * OS + i] * Wp[co * C + k];
-          if (c->res == 1) acc += R[at];
-          acc = ref_act(acc, c->act);
-          if (c->res == 2) acc += R[at];
-          want[at] = acc;
-        }
+    ref_pointwise(h, Wp, Bp, R, N, C, CO, OS, c->bias, c->act, c->res, want);
     base_params(p, N, C, CO, 1, OH, OW, 1, 1, 0, c->bias, c->act, c->res);
     p[FT_CV_MODE] = FT_CV_POINTWISE_T;
     p[FT_CV_LAYOUT] = FT_CV_X_BLOCKED;
@@ -267,7 +273,7 @@ static void run_ycase(const ycase *c, int portable) {
           1e-5 * (double)C);
   }
   free(X); free(Xb); free(Wd); free(Bd); free(Db); free(Rb); free(Wp); free(Bp); free(R); free(Y); free(unb);
-  free(d); free(h); free(want);
+  free(d); free(h); free(want); free(Xd);
 }
 
 static void run_yboth(const ycase *c) {
