@@ -12,9 +12,18 @@
  * including one the OS has descheduled because the machine is busy; with hundreds of regions per
  * inference, a 2-thread program on a loaded machine became several times slower than its own
  * 1-thread self. Here the calling thread starts on the chunks at once and the workers take
- * chunks from a shared counter when they get to run, so a late worker only misses work: the
- * caller waits for chunks that were taken, never for a worker to arrive. Idle workers spin a
- * bounded while (FT_PAR_SPIN polls), then sleep on a condition variable.
+ * chunks when they get to run, so a late worker only misses work: the caller waits for chunks
+ * that were taken, never for a worker to arrive. Idle workers spin a bounded while
+ * (FT_PAR_SPIN polls), then sleep on a condition variable.
+ *
+ * Each thread has its own share of a loop (the same contiguous range for the same loop, run
+ * after run) and takes chunks from it first, then from the others' shares, each from its front
+ * counter. On a quiet machine every thread so runs its own share and the output lines it writes
+ * stay in its own core's cache from one run to the next; from a single shared counter the
+ * chunks fell to whichever thread came first, and on a 2-core AMD EPYC (Zen 5) the same output
+ * lines moved between the cores every run: several convolutions ran slower on 2 threads than on
+ * 1 (bench/kernels/kernel_table.sh). A thread that is late or descheduled still only loses its
+ * share to the others.
  *
  * A worker the OS deschedules while it holds a chunk still makes the caller wait. When that
  * keeps happening (the machine is busy: in a window of FT_PAR_WINDOW loops, FT_PAR_STALLS had
@@ -106,17 +115,25 @@ static inline int64_t ft_par_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* One thread's share of the open loop: chunks are taken from next up to end. A cache line of
+ * its own, so that the threads taking from their own shares do not contend. */
+typedef struct {
+  _Atomic int64_t next;
+  int64_t end;
+} __attribute__((aligned(64))) ft_par_share;
+
 typedef struct {
   _Atomic unsigned seq;   /* odd while a loop is open to workers */
   _Atomic int64_t active; /* workers inside the open loop */
   _Atomic int busy;       /* a caller owns the pool */
   _Atomic int sleepers;
-  _Atomic int64_t next, done;
+  _Atomic int64_t done;
   /* the open loop: written by its caller while no worker is inside */
   ft_par_fn fn;
   const void *ctx;
   int64_t n, grain;
   int helpers;            /* workers allowed into this loop (threads - 1) */
+  ft_par_share share[FT_PAR_MAX_THREADS]; /* [0] the caller's, [1 + i] worker i's */
   int want, started;      /* threads wanted (0: default), workers started */
   ft_par_adapt_state adapt;
   pthread_mutex_t mu;
@@ -154,15 +171,20 @@ static inline void ft_set_threads(int n) {
   atomic_store_explicit((_Atomic int *)&ft_pool_shared.want, n > 0 ? n : 0, memory_order_relaxed);
 }
 
-/* Take chunks until none is left. */
-static inline void ft_pool_chunks(ft_pool *P) {
-  const int64_t n = P->n, g = P->grain;
-  for (;;) {
-    int64_t lo = atomic_fetch_add(&P->next, g);
-    if (lo >= n) return;
-    int64_t hi = n - lo < g ? n : lo + g;
-    P->fn(P->ctx, lo, hi);
-    atomic_fetch_add(&P->done, hi - lo);
+/* Thread self's chunks: its own share, then the others' in turn, until none is left. */
+static inline void ft_pool_chunks(ft_pool *P, int self) {
+  const int64_t g = P->grain;
+  const int threads = P->helpers + 1;
+  for (int v = 0; v < threads; v++) {
+    ft_par_share *sh = &P->share[(self + v) % threads];
+    const int64_t end = sh->end;
+    for (;;) {
+      int64_t lo = atomic_fetch_add(&sh->next, g);
+      if (lo >= end) break;
+      int64_t hi = end - lo < g ? end : lo + g;
+      P->fn(P->ctx, lo, hi);
+      atomic_fetch_add(&P->done, hi - lo);
+    }
   }
 }
 
@@ -193,7 +215,7 @@ static void *ft_pool_worker(void *arg) {
     /* enter, then check the loop is still the one seen: its caller closes it before it waits
      * for active to drop, so a worker that enters late leaves without touching its fields */
     atomic_fetch_add(&P->active, 1);
-    if (atomic_load(&P->seq) == s && index < P->helpers) ft_pool_chunks(P);
+    if (atomic_load(&P->seq) == s && index < P->helpers) ft_pool_chunks(P, 1 + index);
     atomic_fetch_sub(&P->active, 1);
   }
   return NULL;
@@ -248,7 +270,10 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   P->n = n;
   P->grain = n < chunks ? 1 : (n + chunks - 1) / chunks;
   P->helpers = threads - 1;
-  atomic_store(&P->next, 0);
+  for (int t = 0; t < threads; t++) { /* contiguous shares, the same for the same loop */
+    atomic_store_explicit(&P->share[t].next, n * t / threads, memory_order_relaxed);
+    P->share[t].end = n * (t + 1) / threads;
+  }
   atomic_store(&P->done, 0);
   unsigned s = atomic_load(&P->seq) + 1; /* odd: open */
   atomic_store(&P->seq, s);
@@ -258,7 +283,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
     pthread_mutex_unlock(&P->mu);
   }
   int64_t t0 = ft_par_now_ns();
-  ft_pool_chunks(P);
+  ft_pool_chunks(P, 0);
   int64_t t1 = ft_par_now_ns();
   ft_pool_await(&P->done, n);
   int64_t t2 = ft_par_now_ns();

@@ -243,3 +243,39 @@ Test(parallel, concat_in_chunks_matches_row_by_row) {
   free(want);
   free(y);
 }
+
+/* The shares (ft_pool_chunks): a thread runs its own contiguous share of the loop first, in
+ * order, then takes what is left of the others' shares in turn, so every index runs once even
+ * when the other threads never come. Checked on a pool of its own with one thread taking. */
+typedef struct {
+  int64_t lo[64];
+  int n;
+} order_ctx;
+
+static void order_run(const void *ctx, int64_t lo, int64_t hi) {
+  order_ctx *c = (order_ctx *)ctx;
+  (void)hi;
+  if (c->n < 64) c->lo[c->n] = lo;
+  c->n++;
+}
+
+Test(parallel, own_share_first_then_the_others) {
+  static ft_pool P;
+  order_ctx c = {{0}, 0};
+  P.fn = order_run;
+  P.ctx = &c;
+  P.n = 100;
+  P.grain = 5;
+  P.helpers = 3; /* four shares of 25 */
+  for (int t = 0; t < 4; t++) {
+    atomic_store(&P.share[t].next, 25 * t);
+    P.share[t].end = 25 * (t + 1);
+  }
+  atomic_store(&P.done, 0);
+  ft_pool_chunks(&P, 2);
+  cr_assert_eq(c.n, 20, "%d chunks", c.n);
+  cr_assert_eq(atomic_load(&P.done), 100);
+  static const int64_t shares_in_order[] = {2, 3, 0, 1};
+  for (int i = 0; i < 20; i++)
+    cr_assert_eq(c.lo[i], 25 * shares_in_order[i / 5] + 5 * (i % 5), "chunk %d starts at %lld", i, (long long)c.lo[i]);
+}
