@@ -28,7 +28,7 @@ static void blocked_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
     const float *bpan = g->bp + jr * K * FT_GEMM_NR + pc * FT_GEMM_NR;
     for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
       int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
-      ft_gemm_ukernel_mr(mr, kc, g->ap + ir * K + pc * FT_GEMM_MR, bpan, t);
+      ft_gemm_ukernel_mr(mr, kc, g->ap + ir * K + pc * FT_GEMM_MR, bpan, t, NULL);
       ft_gemm_store(g, t, ir, mr, n0, nr, pc == 0, pc + kc == K);
     }
   }
