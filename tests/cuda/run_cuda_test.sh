@@ -2,6 +2,7 @@
 # One CUDA backend test on a committed model (tests/models/<model>) at the shape of one data set.
 #   run_cuda_test.sh MODE BUILD_DIR MODEL_DIR DATA_SET_DIR WORK_DIR PRECISION GRAPH
 # MODE compile   ftaxc --target cuda, nvcc builds the program, `prog --help` runs (it links)
+#      gpucompile the same where there is a CUDA device; skipped (exit 77) where there is none
 #      emu       the same program built with the host C++ compiler against tests/cuda/emu (the
 #                CUDA runtime, cuBLASLt and cuDNN emulated on the CPU), run and compared: no nvcc
 #                or GPU needed; checks ftax's side of the program, not the GPU's
@@ -44,6 +45,10 @@ inputs() {
   while [ -e "$set/input_$n.pb" ]; do printf '%s\n' "$set/input_$n.pb"; n=$((n + 1)); done
 }
 
+if [ "$mode" = gpucompile ]; then
+  probe=$("$build/ftax-cuda-probe") || { echo "$name: skipped: $probe"; exit 77; }
+  mode=compile
+fi
 if [ "$mode" = compile ] || [ "$mode" = emu ]; then
   rm -rf "$dir"
   mkdir -p "$dir" || exit 4
@@ -106,6 +111,7 @@ if [ "$mode" = emuchecks ]; then
 fi
 
 probe=$("$build/ftax-cuda-probe"); has_gpu=$?
+if [ "$mode" = gpu ] && [ $has_gpu -ne 0 ]; then echo "$name: skipped: $probe"; exit 77; fi
 if [ ! -x "$prog" ]; then echo "$name: $prog is missing (the compile test failed?)"; exit 2; fi
 set --
 n=0
