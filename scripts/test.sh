@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build ftax and run the whole test suite (unit, end-to-end, ONNX conformance, fuzz regressions),
 # then the hostile-input jobs (tests/README.md, "Fuzzing and sanitizers"):
-#   build-asan/  everything with ASan + UBSan (generated programs too): unit, e2e, a 60-test
+#   build-asan/  everything with ASan + UBSan (generated programs too): unit, e2e, a 40-test
 #                conformance sample, the fuzz seeds and regressions, the malformed models
 #   build-fuzz/  the libFuzzer targets, each run for $FTAX_FUZZ_SECONDS (default 30) s
 # FTAX_TEST_QUICK=1 stops after the normal suite.
