@@ -288,7 +288,7 @@ static int shape_flags(const char *model, const char *set, char **argv, int at) 
 /* Compile with ftaxc; returns the --report text. */
 static char *compile(const char *name, const char *set, const char *prog, const char *extra) {
   char *model = model_path(name), *out = NULL;
-  char *argv[32] = {FTAXC, model, "-o", (char *)prog, "--report", "--cflags", "-O1 -march=native -pthread"};
+  char *argv[32] = {FTAXC, model, "-o", (char *)prog, "--report", "--cflags", "-Og -march=native -pthread"};
   int n = shape_flags(model, set, argv, 7);
   if (extra) argv[n++] = (char *)extra;
   argv[n] = NULL;
