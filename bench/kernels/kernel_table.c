@@ -11,6 +11,10 @@
  * --max-m M keeps the MatMul/Gemm calls of at most M rows (no convs) and adds the GB/s of their
  * weights (N * K * 4 bytes per call): a GEMM of few rows streams B and is bound by bandwidth.
  *
+ * A quantized model's int8 calls (ft_gemm_int8: QDQ fusions, MatMulInteger, QLinearConv ...) are
+ * rows too, against oneDNN's u8 x s8 matmul or convolution with the same output kind, scales,
+ * source zero point, bias and activation (GFLOP/s there counts the integer ops alike).
+ *
  * One markdown row per distinct shape: how often the model calls it, GFLOP/s of each, the ratio
  * ftax / oneDNN time (below 1: ftax faster), and the model's total over all its calls. Threads:
  * --threads N for both (ftax's pool, oneDNN's OpenMP). A benchmark: prints, asserts nothing. */
@@ -25,6 +29,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "conv_params.h"
+#include "gemm_int8.h"
 #include "gemm_params.h"
 #include "load.h"
 #include "parallel.h"
@@ -218,9 +223,68 @@ static double time_dnnl_matmul(dnnl_engine_t eng, const int64_t *p, const double
   return t;
 }
 
+/* An int8 call (gemm_int8.h's ft_gemm_int8: QDQMatMul/QDQConv, MatMulInteger, QLinear*) as
+ * oneDNN runs it: uint8 activation with its zero point, int8 weight (layout "any"), one scale
+ * per output channel or one in all, the float32 bias, the activation as a post-op, and the
+ * output of the same kind (float32, int32, or 8-bit). oneDNN starts from a uint8 activation:
+ * where ftax quantizes a float32 one in its packing step (QDQ), that pass is ftax's alone, as a
+ * QuantizeLinear node would be ORT's. */
+static double time_dnnl_int8(dnnl_engine_t eng, const int64_t *p, const double *f, int *unmatched, double secs) {
+  int wx = (int)p[FT_I8_WX], conv = (int)p[FT_I8_CONV];
+  int64_t co = wx ? p[FT_I8_M] : p[FT_I8_N]; /* output channels */
+  dnnl_data_type_t yt = p[FT_I8_OUT] == FT_I8_OUT_F32 ? dnnl_f32 : p[FT_I8_OUT] == FT_I8_OUT_S32 ? dnnl_s32
+                        : p[FT_I8_OUT] == FT_I8_OUT_U8 ? dnnl_u8 : dnnl_s8;
+  dnnl_memory_desc_t s_md, w_md, b_md, d_md;
+  dnnl_primitive_desc_t pd;
+  double ff[4] = {0, 0, f ? f[0] : 0, f ? f[1] : 0}; /* dnnl_act reads Clip's bounds at 2, 3 */
+  dnnl_primitive_attr_t attr = dnnl_epilogue((int)p[FT_I8_ACT] ? (int)p[FT_I8_ACT] : p[FT_I8_RELU] ? FT_SOP_RELU : 0, 0, ff, unmatched);
+  int has_bias = p[FT_I8_BIAS] != 0;
+  if (conv) {
+    const int64_t *w = p + FT_I8_WIN; /* in[3], out[3], k[3], s[3], d[3], pads_begin[3]: 2-D in the last two */
+    dnnl_dims_t src = {1, p[FT_I8_C], w[1], w[2]}, dst = {1, co, w[4], w[5]};
+    dnnl_dims_t wei = {co, p[FT_I8_C], w[7], w[8]}, bias = {co};
+    dnnl_dims_t strides = {w[10], w[11]}, dil = {w[13] - 1, w[14] - 1}, pl = {w[16], w[17]}, pr;
+    for (int d = 0; d < 2; d++)
+      pr[d] = (dst[2 + d] - 1) * strides[d] + (wei[2 + d] - 1) * (dil[d] + 1) + 1 - src[2 + d] - pl[d];
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&s_md, 4, src, dnnl_u8, dnnl_format_tag_any));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&w_md, 4, wei, dnnl_s8, dnnl_format_tag_any));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&b_md, 1, bias, dnnl_f32, dnnl_format_tag_any));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&d_md, 4, dst, yt, dnnl_format_tag_any));
+    dnnl_convolution_desc_t cd;
+    CHECK_DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &w_md,
+                                                          has_bias ? &b_md : NULL, &d_md, strides, dil, pl, pr));
+    float *sc = zalloc(4 * (size_t)co);
+    for (int64_t i = 0; i < co; i++) sc[i] = 0.01f;
+    CHECK_DNNL(dnnl_primitive_attr_set_output_scales(attr, p[FT_I8_NSB] > 1 ? co : 1, p[FT_I8_NSB] > 1 ? 1 << 1 : 0, sc));
+    free(sc);
+    if (p[FT_I8_NZA]) CHECK_DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, (int32_t[]){3}));
+    CHECK_DNNL(dnnl_primitive_desc_create(&pd, &cd, attr, eng, NULL));
+  } else {
+    int64_t M = p[FT_I8_M], N = p[FT_I8_N], K = p[FT_I8_K];
+    dnnl_dims_t a = {M, K}, b = {K, N}, c = {M, N}, bias = {1, N};
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&s_md, 2, a, dnnl_u8, dnnl_ab));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&w_md, 2, b, dnnl_s8, dnnl_format_tag_any));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&b_md, 2, bias, dnnl_f32, dnnl_ab));
+    CHECK_DNNL(dnnl_memory_desc_init_by_tag(&d_md, 2, c, yt, dnnl_ab));
+    dnnl_matmul_desc_t md;
+    CHECK_DNNL(dnnl_matmul_desc_init(&md, &s_md, &w_md, has_bias ? &b_md : NULL, &d_md));
+    float *sc = zalloc(4 * (size_t)N);
+    for (int64_t i = 0; i < N; i++) sc[i] = 0.01f;
+    CHECK_DNNL(dnnl_primitive_attr_set_output_scales(attr, p[FT_I8_NSB] > 1 ? N : 1, p[FT_I8_NSB] > 1 ? 1 << 1 : 0, sc));
+    free(sc);
+    if (p[FT_I8_NZA]) CHECK_DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, (int32_t[]){3}));
+    CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL));
+  }
+  double t = time_dnnl_pd(eng, pd, has_bias, secs);
+  dnnl_primitive_desc_destroy(pd);
+  dnnl_primitive_attr_destroy(attr);
+  return t;
+}
+
 /* ---- the table ---- */
 typedef struct {
   int conv;       /* 1 conv, 0 matmul */
+  int int8;       /* an int8 call (ft_gemm_int8): p is gemm_int8.h's */
   int64_t p[FT_MAX_P];
   int count;
   int node;       /* the first call's node and slot */
@@ -229,9 +293,15 @@ typedef struct {
 
 static const char *const conv_modes[] = {"im2col", "pointwise", "depthwise", "shifted", "pointwise^T", "im2col^T", "winograd"};
 
+static const char *const i8_outs[] = {"int32", "float32", "uint8", "int8"};
+
 static void describe(const shape_row *r, int64_t nbatch, char *s, size_t n) {
   const int64_t *p = r->p;
-  if (r->conv)
+  if (r->int8)
+    snprintf(s, n, "int8 %s %lldx%lldx%lld (MxNxK)%s -> %s%s%s", p[FT_I8_CONV] ? "conv" : "matmul", (long long)p[FT_I8_M],
+             (long long)p[FT_I8_N], (long long)p[FT_I8_K], p[FT_I8_WX] ? " W.X" : "",
+             i8_outs[p[FT_I8_OUT] & 3], p[FT_I8_A_KIND] == 2 ? ", A float32" : "", p[FT_I8_ACT] || p[FT_I8_RELU] ? " +act" : "");
+  else if (r->conv)
     snprintf(s, n, "conv %lldx%lldx%lld k%lldx%lld s%lld g%lld -> %lld (%s)%s%s", (long long)p[FT_CV_C],
              (long long)p[FT_CV_IN + 1], (long long)p[FT_CV_IN + 2], (long long)p[FT_CV_K + 1], (long long)p[FT_CV_K + 2],
              (long long)p[FT_CV_S + 2], (long long)p[FT_CV_G], (long long)p[FT_CV_CO], conv_modes[p[FT_CV_MODE] <= FT_CV_WINOGRAD ? p[FT_CV_MODE] : 0],
@@ -254,6 +324,7 @@ static int64_t mm_batch(const int64_t *p) {
 
 static double flops_of(const shape_row *r) {
   const int64_t *p = r->p;
+  if (r->int8) return 2.0 * p[FT_I8_NBATCH] * p[FT_I8_M] * p[FT_I8_N] * p[FT_I8_K];
   if (!r->conv) return 2.0 * mm_batch(p) * p[FT_MM_M] * p[FT_MM_N] * p[FT_MM_K];
   double kg = (double)p[FT_CV_C] / p[FT_CV_G] * p[FT_CV_K] * p[FT_CV_K + 1] * p[FT_CV_K + 2];
   return 2.0 * p[FT_CV_N] * p[FT_CV_CO] * p[FT_CV_OUT] * p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2] * kg;
@@ -302,12 +373,14 @@ int main(int argc, char **argv) {
     const ft_kcall *k = &lw.calls[s];
     if (!k->entry) continue;
     int conv = !strcmp(k->entry->name, "ft_conv_f32") || !strcmp(k->entry->name, "ft_conv_wino_f32");
-    if (!conv && strcmp(k->entry->name, "ft_matmul_f32")) continue;
-    if (max_m > 0 && (conv || k->p[FT_MM_M] > max_m)) continue;
+    int int8 = !strcmp(k->entry->name, "ft_gemm_int8");
+    if (!conv && !int8 && strcmp(k->entry->name, "ft_matmul_f32")) continue;
+    if (max_m > 0 && (conv || int8 || k->p[FT_MM_M] > max_m)) continue;
     int r = 0;
-    while (r < n_rows && !(rows[r].conv == conv && !memcmp(rows[r].p, k->p, sizeof k->p))) r++;
+    while (r < n_rows && !(rows[r].conv == conv && rows[r].int8 == int8 && !memcmp(rows[r].p, k->p, sizeof k->p))) r++;
     if (r == n_rows) {
       rows[n_rows].conv = conv;
+      rows[n_rows].int8 = int8;
       memcpy(rows[n_rows].p, k->p, sizeof k->p);
       rows[n_rows].node = lw.order[s];
       rows[n_rows].slot = s;
@@ -326,12 +399,13 @@ int main(int argc, char **argv) {
   double tot_f = 0, tot_d = 0;
   for (int r = 0; r < n_rows; r++) {
     const shape_row *row = &rows[r];
-    int64_t nb = row->conv ? 1 : mm_batch(row->p);
+    int64_t nb = row->conv || row->int8 ? 1 : mm_batch(row->p);
     double tf = time_ftax(g, row->node, &lw.calls[row->slot], secs);
     const double *f = lw.calls[row->slot].f;
     int unmatched = 0;
-    double td = row->conv ? time_dnnl_conv(eng, row->p, f, &unmatched, secs)
-                          : time_dnnl_matmul(eng, row->p, f, nb, &unmatched, secs);
+    double td = row->int8 ? time_dnnl_int8(eng, row->p, f, &unmatched, secs) * row->p[FT_I8_NBATCH]
+                : row->conv ? time_dnnl_conv(eng, row->p, f, &unmatched, secs)
+                : time_dnnl_matmul(eng, row->p, f, nb, &unmatched, secs);
     double fl = flops_of(row);
     char what[256];
     describe(row, nb, what, sizeof what);
