@@ -264,20 +264,24 @@ static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
 }
 
 /* One k row of a conv's im2col over the chunk's positions into row[0, rows): a run of one output
- * row at a time, its input row and bounds found once per run (stride 1: a copy between pads). */
+ * row at a time, its input row and bounds found once per run (stride 1: a copy between pads;
+ * stride 2: the even bytes of 64-byte loads, vpmovwb, where the run's inputs lie inside the
+ * row). The output coordinates are divided out once, then stepped run by run. */
 static void ft_i8_im2col_row(const ft_i8_ctx *c, int64_t k, uint8_t *row) {
   const int64_t *w = c->p + FT_I8_WIN, *in_ = w, *od = w + 3, *kk = w + 6, *st = w + 9, *dl = w + 12, *pb = w + 15;
   int64_t ksz = kk[0] * kk[1] * kk[2], isz = in_[0] * in_[1] * in_[2];
   int64_t ic = k / ksz, t = k % ksz, ta = t / (kk[1] * kk[2]), tb = t / kk[2] % kk[1], tc = t % kk[2];
   const uint8_t *xc = (const uint8_t *)c->a + ic * isz;
   uint8_t pad = (uint8_t)c->ca;
+  int64_t pos = c->c0, o2 = pos % od[2], o1 = pos / od[2] % od[1], o0 = pos / (od[2] * od[1]);
   for (int64_t r = 0; r < c->rows;) {
-    int64_t pos = c->c0 + r, o2 = pos % od[2], o1 = pos / od[2] % od[1], o0 = pos / (od[2] * od[1]);
     int64_t n = od[2] - o2 < c->rows - r ? od[2] - o2 : c->rows - r;
     int64_t i0 = o0 * st[0] - pb[0] + ta * dl[0], i1 = o1 * st[1] - pb[1] + tb * dl[1];
     int64_t i2 = o2 * st[2] - pb[2] + tc * dl[2];
     uint8_t *d = row + r;
     r += n;
+    if (++o1 == od[1]) { o1 = 0; o0++; } /* the next run: the next output row, from column 0 */
+    o2 = 0;
     if (!(i0 >= 0 && i0 < in_[0] && i1 >= 0 && i1 < in_[1])) {
       memset(d, pad, (size_t)n);
       continue;
@@ -290,9 +294,16 @@ static void ft_i8_im2col_row(const ft_i8_ctx *c, int64_t k, uint8_t *row) {
       memset(d, pad, (size_t)ja);
       if (jb > ja) memcpy(d + ja, xr + i2 + ja, (size_t)(jb - ja));
       memset(d + jb, pad, (size_t)(n - jb));
-    } else {
-      for (int64_t j = 0; j < n; j++, i2 += st[2]) d[j] = i2 >= 0 && i2 < in_[2] ? xr[i2] : pad;
+      continue;
     }
+    int64_t j = 0;
+    for (; j < n && i2 < 0; j++, i2 += st[2]) d[j] = pad;
+#if defined(FT_I8_VNNI) && defined(__AVX512BW__)
+    if (st[2] == 2) /* 32 outputs from 64 input bytes, all inside the row */
+      for (; j + 32 <= n && i2 + 64 <= in_[2]; j += 32, i2 += 64)
+        _mm256_storeu_si256((__m256i *)(void *)(d + j), _mm512_cvtepi16_epi8(_mm512_loadu_si512((const void *)(xr + i2))));
+#endif
+    for (; j < n; j++, i2 += st[2]) d[j] = i2 < in_[2] ? xr[i2] : pad;
   }
 }
 
@@ -793,55 +804,73 @@ static inline __m128i ft_i8_wx_u8x16(int64_t kind, float qs, int32_t ca, const v
  * per panel from the uint8 image (FT_I8_CONV without ft_i8_conv_direct) */
 static inline int ft_i8_wx_im2col(const int64_t *p) { return p[FT_I8_CONV] && !ft_i8_conv_direct(p); }
 
+/* positions of im2col rows built at once (a multiple of FT_I8_NR): 4 rows of them on the stack */
+#define FT_I8_WX_SPAN 1024
+
+/* 4 k rows, src[j][off + q] for q < lim (zero past lim, and all zero where src[j] is NULL),
+ * converted to uint8 (kind: FT_I8_A_KIND's) and interleaved 4 bytes per pixel into the panel
+ * at d, w pixels wide */
+static inline void ft_i8_wx_interleave(int64_t kind, const ft_i8_ctx *c, const char *const *src, int64_t off,
+                                       int64_t lim, int64_t w, uint8_t *d) {
+#ifdef FT_I8_VNNI
+  for (int64_t q0 = 0; q0 < w; q0 += 16) {
+    __m128i v[4];
+    for (int j = 0; j < 4; j++) v[j] = src[j] ? ft_i8_wx_u8x16(kind, c->qs, c->ca, src[j], off + q0, lim) : _mm_setzero_si128();
+    __m128i t0 = _mm_unpacklo_epi8(v[0], v[1]), t1 = _mm_unpackhi_epi8(v[0], v[1]);
+    __m128i t2 = _mm_unpacklo_epi8(v[2], v[3]), t3 = _mm_unpackhi_epi8(v[2], v[3]);
+    _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0), _mm_unpacklo_epi16(t0, t2));
+    _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 16), _mm_unpackhi_epi16(t0, t2));
+    _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 32), _mm_unpacklo_epi16(t1, t3));
+    _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 48), _mm_unpackhi_epi16(t1, t3));
+  }
+#else
+  int64_t se = kind == 2 ? 4 : 1;
+  for (int64_t q = 0; q < w; q++)
+    for (int j = 0; j < 4; j++) {
+      uint8_t u = 0;
+      if (src[j] && off + q < lim) ft_i8_to_u8(kind, c->qs, c->ca, src[j] + (off + q) * se, 1, &u);
+      d[4 * q + j] = u;
+    }
+#endif
+}
+
 /* groups [lo, hi) of 4 k rows (channels, or im2col rows) of this image into every panel: 16
- * pixels of the 4 rows converted to uint8, then interleaved 4 bytes per pixel */
+ * pixels of the 4 rows converted to uint8, then interleaved 4 bytes per pixel. im2col rows are
+ * built FT_I8_WX_SPAN positions at a time, one ft_i8_im2col_row call per row and span (one per
+ * row and panel, which finds every run's bounds again for 64 positions, took a third of
+ * ResNet-50 QDQ's time, more than its 3x3 convs' vpdpbusd). */
 static void ft_i8_wx_pack_x(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t kind = c->p[FT_I8_A_KIND], esz = kind == 2 ? 4 : 1, N = c->N, K = c->K;
-  int im2col = ft_i8_wx_im2col(c->p);
-  uint8_t *bp = (uint8_t *)(uintptr_t)c->bp, buf[4][FT_I8_NR];
+  uint8_t *bp = (uint8_t *)(uintptr_t)c->bp;
+  if (ft_i8_wx_im2col(c->p)) {
+    uint8_t buf[4][FT_I8_WX_SPAN];
+    ft_i8_ctx cc = *c; /* the span's positions: c0, rows */
+    for (int64_t g = lo; g < hi; g++)
+      for (int64_t p0 = 0; p0 < c->N16; p0 += FT_I8_WX_SPAN) {
+        cc.c0 = p0;
+        cc.rows = N - p0 < FT_I8_WX_SPAN ? N - p0 : FT_I8_WX_SPAN;
+        const char *src[4];
+        for (int j = 0; j < 4; j++) {
+          src[j] = 4 * g + j < K ? (const char *)buf[j] : NULL;
+          if (src[j]) ft_i8_im2col_row(&cc, 4 * g + j, buf[j]);
+        }
+        int64_t pe = p0 + FT_I8_WX_SPAN < c->N16 ? p0 + FT_I8_WX_SPAN : c->N16;
+        for (int64_t j0 = p0; j0 < pe; j0 += FT_I8_NR) {
+          int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
+          ft_i8_wx_interleave(0, c, src, j0 - p0, cc.rows, w, bp + j0 * c->K4 + g * w * 4);
+        }
+      }
+    return;
+  }
   for (int64_t g = lo; g < hi; g++) {
     const char *xr[4];
     for (int j = 0; j < 4; j++) xr[j] = 4 * g + j < K ? (const char *)c->a + (4 * g + j) * N * esz : NULL;
     for (int64_t j0 = 0; j0 < c->N16; j0 += FT_I8_NR) {
       int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
-      uint8_t *d = bp + j0 * c->K4 + g * w * 4;
-      const char *src[4] = {xr[0], xr[1], xr[2], xr[3]};
-      int64_t off = j0, lim = N, kd = kind; /* the pixels [off + q, ..) of src, below lim */
-      if (im2col) {
-        ft_i8_ctx cc = *c; /* the panel's positions: c0, rows */
-        cc.c0 = j0;
-        cc.rows = N - j0 < w ? N - j0 : w;
-        for (int j = 0; j < 4; j++)
-          if (xr[j]) {
-            ft_i8_im2col_row(&cc, 4 * g + j, buf[j]);
-            src[j] = (const char *)buf[j];
-          }
-        off = 0; lim = cc.rows; kd = 0;
-      }
-#ifdef FT_I8_VNNI
-      for (int64_t q0 = 0; q0 < w; q0 += 16) {
-        __m128i v[4];
-        for (int j = 0; j < 4; j++) v[j] = src[j] ? ft_i8_wx_u8x16(kd, c->qs, c->ca, src[j], off + q0, lim) : _mm_setzero_si128();
-        __m128i t0 = _mm_unpacklo_epi8(v[0], v[1]), t1 = _mm_unpackhi_epi8(v[0], v[1]);
-        __m128i t2 = _mm_unpacklo_epi8(v[2], v[3]), t3 = _mm_unpackhi_epi8(v[2], v[3]);
-        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0), _mm_unpacklo_epi16(t0, t2));
-        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 16), _mm_unpackhi_epi16(t0, t2));
-        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 32), _mm_unpacklo_epi16(t1, t3));
-        _mm_storeu_si128((__m128i *)(void *)(d + 4 * q0 + 48), _mm_unpackhi_epi16(t1, t3));
-      }
-#else
-      int64_t se = kd == 2 ? 4 : 1;
-      for (int64_t q = 0; q < w; q++)
-        for (int j = 0; j < 4; j++) {
-          uint8_t u = 0;
-          if (src[j] && off + q < lim) ft_i8_to_u8(kd, c->qs, c->ca, src[j] + (off + q) * se, 1, &u);
-          d[4 * q + j] = u;
-        }
-#endif
+      ft_i8_wx_interleave(kind, c, xr, j0, N, w, bp + j0 * c->K4 + g * w * 4);
     }
   }
-  (void)esz;
 }
 
 static inline size_t ft_i8_wx_scratch(const int64_t *p) {
