@@ -192,15 +192,16 @@ Test(gemm_int8, portable_matches_reference) {
   sweep(gemm_int8_portable, gemm_int8_portable_pack, "portable");
 }
 
-/* a 2-D conv of a float32 image, 2 images, in one of two geometries (wide 0): 5 channels 9 x 7,
+/* a 2-D conv of a float32 image, 2 images, in one of three geometries (wide 0): 5 channels 9 x 7,
  * 11 output channels of 3 x 2 taps, stride (2, 1), dilation (1, 2), padding (1, 0 | 2, 1); or
- * (wide 1) 3 channels 30 x 150, 9 output channels of 3 x 3 taps, stride 2, padding 1: rows
- * wide enough for the stride-2 gather's 64-byte loads, and 1125 positions, more than one span
- * of W.X's im2col (FT_I8_WX_SPAN), the second starting mid-row. int8 weights per channel, a
+ * (wide 1, 2) 3 channels 30 x 150, 9 output channels of 3 x 3 taps, padding 1, stride 2 (wide 1)
+ * or (2, 1) (wide 2): rows wide enough for the stride-2 gather's 64-byte loads and for runs of
+ * more than one 64-byte vector, and 1125 or 2250 positions, more than one span of W.X's im2col
+ * (FT_I8_WX_SPAN), the second starting mid-row. int8 weights per channel, a
  * uint8 zero point; float32 out with bias and Relu (act 0) or the activation act, NCHW. */
 static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, int wx, int wide) {
   const int64_t NB = 2, C = wide ? 3 : 5, H = wide ? 30 : 9, W = wide ? 150 : 7, MO = wide ? 9 : 11, KH = 3, KW = wide ? 3 : 2;
-  const int64_t SH = 2, SW = wide ? 2 : 1, DH = 1, DW = wide ? 1 : 2, PT = 1, PL = wide ? 1 : 0, PB = wide ? 1 : 2, PR = 1;
+  const int64_t SH = 2, SW = wide == 1 ? 2 : 1, DH = 1, DW = wide ? 1 : 2, PT = 1, PL = wide ? 1 : 0, PB = wide ? 1 : 2, PR = 1;
   const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
   float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
   int8_t *w = malloc((size_t)(MO * K));
@@ -260,15 +261,15 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, i
 }
 
 Test(gemm_int8, conv_native_and_portable) {
-  for (int v = 0; v < 12; v++) {
-    int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_GELU : FT_ACT_CLIP, wx = v % 6 >= 3, wide = v >= 6;
+  for (int v = 0; v < 18; v++) {
+    int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_GELU : FT_ACT_CLIP, wx = v % 6 >= 3, wide = v / 6;
     unsigned seed = rng;
     ft_set_threads(1 + 2 * (v & 1));
     gemm_int8_portable_set_threads(1 + 2 * (v & 1));
     float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act, wx, wide);
     rng = seed; /* the same data for the portable build: the two outputs must be equal */
     float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act, wx, wide);
-    size_t ny = wide ? 2 * 9 * 15 * 75 : 2 * 11 * 5 * 6;
+    size_t ny = wide ? 2 * 9 * 15 * (wide == 1 ? 75 : 150) : 2 * 11 * 5 * 6;
     cr_expect(memcmp(a, b, sizeof(float) * ny) == 0, "act %d: the native and portable convs differ", act);
     free(a);
     free(b);
