@@ -33,7 +33,7 @@
  *   avx512_vnni (__AVX512VNNI__)  vpdpbusd: 6 rows x 64 columns in 24 zmm accumulators, each
  *                                 instruction adds 4 products (u8 x s8) into each of 16 lanes,
  *                                 A's group broadcast once per row into a register for its
- *                                 4 vpdpbusd; the epilogue straight from the registers;
+ *                                 4 vpdpbusd; the epilogue from the sums stored as a tile;
  *   portable                      the same sums in plain C.
  * Both compute the same integers (no saturation: vpdpbusd, not vpdpbusds), so results are bit-equal.
  *
@@ -471,6 +471,27 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
 /* ---- the micro-kernel: FT_I8_MR rows of packed A x one panel (w columns) over all K ---------- */
 
 #ifdef FT_I8_VNNI
+/* The activation (FT_I8_ACT) on 16 float32 values in registers, where it has a vector form:
+ * Relu and Clip as ft_gemm_act's v < lo ? lo : v > hi ? hi : v, NaN kept (max and min return
+ * their second operand on NaN); GELU, Sigmoid and SiLU by the vector functions ft_gemm_act
+ * itself runs on 16 lanes, so the bits are the same. Done here, not in a pass over the stored
+ * row: that pass reloaded values just written by masked stores, which AMD cores do not
+ * forward (BERT-base int8 spent about a tenth of its time in the GELU pass). */
+static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) {
+  int a = c->act.act;
+  return a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_GELU || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
+}
+static inline __attribute__((always_inline)) __m512 ft_i8_act_v(const ft_i8_ctx *c, __m512 v) {
+  switch (c->act.act) {
+  case FT_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v);
+  case FT_ACT_CLIP: return _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
+  case FT_ACT_GELU: return ft_v16_gelu(v);
+  case FT_ACT_SIGMOID: return ft_v16_sigmoid(v);
+  case FT_ACT_SILU: return _mm512_mul_ps(v, ft_v16_sigmoid(v));
+  default: return v;
+  }
+}
+
 /* FT_I8_YQ: the float32 epilogue's value of 16 corrected sums (ft_i8_epi_v's F32 case), then
  * QuantizeLinear: a division, round to even, + zy, saturation (NaN: the low end, as max returns
  * its second operand); the saturated value in an int32 lane */
@@ -483,8 +504,7 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_yq(const ft_i8_ct
     v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias);
   } else v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
   if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-  if (c->act.act == FT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-  else if (c->act.act == FT_ACT_CLIP) v = _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
+  v = ft_i8_act_v(c, v);
   v = _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps(c->ys)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
   v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
@@ -507,11 +527,7 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
                   : rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
     __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias) : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
     if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-    /* Relu and Clip (MobileNetV2's ReLU6) here, not in a pass over the stored row: ft_gemm_act's
-       v < lo ? lo : v > hi ? hi : v, NaN kept (max/min return their second operand on NaN) */
-    if (c->act.act == FT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-    else if (c->act.act == FT_ACT_CLIP) v = _mm512_min_ps(_mm512_set1_ps(c->act.hi), _mm512_max_ps(_mm512_set1_ps(c->act.lo), v));
-    return _mm512_castps_si512(v);
+    return _mm512_castps_si512(ft_i8_act_v(c, v));
   }
   default: {
     if (p[FT_I8_YQ]) return ft_i8_epi_yq(c, x, sc, r, n, mk);
@@ -531,7 +547,10 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
 static inline __attribute__((always_inline)) void ft_i8_store_v(const ft_i8_ctx *c, __m512i v, int64_t m, int64_t n, __mmask16 mk) {
   const int64_t *p = c->p;
   int64_t at = m * p[FT_I8_Y_RS] + n;
-  if (p[FT_I8_OUT] <= FT_I8_OUT_F32) _mm512_mask_storeu_epi32((int32_t *)c->y + at, mk, v);
+  if (p[FT_I8_OUT] <= FT_I8_OUT_F32) {
+    if (mk == 0xffff) _mm512_storeu_si512((void *)((int32_t *)c->y + at), v);
+    else _mm512_mask_storeu_epi32((int32_t *)c->y + at, mk, v);
+  }
   else _mm_mask_storeu_epi8((uint8_t *)c->y + at, mk, _mm512_cvtepi32_epi8(v));
 }
 
@@ -539,7 +558,6 @@ static inline __attribute__((always_inline)) void ft_i8_store_v(const ft_i8_ctx 
  * strided (a conv's NCHW); the activation first. Where Y's rows are contiguous (rs 1), 16
  * columns at a time are transposed in registers and each column's nr values go out as one
  * masked store: one scalar store per value cost a quarter of MobileNetV2 QDQ's time. */
-static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) { return c->act.act == FT_ACT_RELU || c->act.act == FT_ACT_CLIP; }
 static void ft_i8_store_t(const ft_i8_ctx *c, float *tile, int64_t m0, int64_t nr, int64_t j0, int64_t nc) {
   const int64_t *p = c->p;
   int64_t rs = p[FT_I8_Y_RS], cs = p[FT_I8_Y_CS];
@@ -586,10 +604,33 @@ static inline __m512i ft_i8_bcast(const int8_t *p) {
   return _mm512_set1_epi32(w);
 }
 
+/* The epilogue of one micro-kernel call, from its sums stored as an int32 tile (FT_I8_NR per
+ * row): rows [r0, r0 + nr) of the chunk, columns [j0, j0 + nc). One function for every kernel
+ * shape, called, not inlined: with the epilogue inlined into each of the 12 kernels after its
+ * loop, each was 10-46 KB of code, and BERT-base int8 spent a fifth of ft_i8_kernel_4's time
+ * outside its vpdpbusd loop. Values go straight to Y where its columns are contiguous, else
+ * back into the tile (4-byte lanes) for ft_i8_store_t. */
+static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t *tile, int64_t r0, int64_t nr,
+                                                      int64_t j0, int64_t nc) {
+  int direct = c->p[FT_I8_Y_CS] == 1, post = c->act.act && !ft_i8_act_in_regs(c);
+  for (int64_t r = 0; r < nr; r++) {
+    for (int64_t q = 0; q < nc; q += 16) {
+      int64_t left = nc - q;
+      __mmask16 mk = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+      __m512i y = ft_i8_epi_v(c, _mm512_load_si512((const void *)(tile + r * FT_I8_NR + q)), r0 + r, j0 + q, mk);
+      if (direct) ft_i8_store_v(c, y, c->c0 + r0 + r, j0 + q, mk);
+      else _mm512_store_si512((void *)(tile + r * FT_I8_NR + q), y);
+    }
+    if (direct && post) /* the row just stored, in L1 */
+      ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);
+  }
+  if (!direct) ft_i8_store_t(c, (float *)(void *)tile, c->c0 + r0, nr, j0, nc);
+}
+
 /* rows [m0, m0 + nr) x columns [j0, j0 + nc) of one panel of NV vectors: vpdpbusd over all K
- * in R x NV accumulators (nr <= R), then the epilogue from the registers. a: the sliver (G
- * groups of FT_I8_MR words, of which the first R are read), b: the panel (G groups of NV x 16
- * words). R is FT_I8_MR but for a chunk's last sliver of 1 to 4 rows (BERT's M = 128 ends in
+ * in R x NV accumulators (nr <= R), then the epilogue (ft_i8_epi_tile) from them stored as a
+ * tile. a: the sliver (G groups of FT_I8_MR words, of which the first R are read), b: the panel
+ * (G groups of NV x 16 words). R is FT_I8_MR but for a chunk's last sliver of 1 to 4 rows (BERT's M = 128 ends in
  * 2): a 2- or 4-row kernel skips the padding rows' vpdpbusd (two thirds of that sliver's). */
 #define FT_I8_KERNEL_RNV(NAME, R, NV)                                                            \
   static void NAME(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0,  \
@@ -605,22 +646,11 @@ static inline __m512i ft_i8_bcast(const int8_t *p) {
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], av); \
       }                                                                                          \
     }                                                                                            \
-    int direct = c->p[FT_I8_Y_CS] == 1;                                                          \
-    float tile[FT_I8_MR * FT_I8_NR];                                                             \
-    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                        \
-      if (r >= nr) break;                                                                        \
-      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                     \
-        int64_t left = nc - 16 * v;                                                              \
-        if (left <= 0) break;                                                                    \
-        __mmask16 mk = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);           \
-        __m512i y = ft_i8_epi_v(c, acc[r][v], r0 + r, j0 + 16 * v, mk);                         \
-        if (direct) ft_i8_store_v(c, y, c->c0 + r0 + r, j0 + 16 * v, mk);                        \
-        else _mm512_storeu_si512((void *)(tile + r * FT_I8_NR + 16 * v), y);                     \
-      }                                                                                          \
-      if (direct && c->act.act && !ft_i8_act_in_regs(c)) /* the row just stored, in L1 */       \
-        ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);      \
-    }                                                                                            \
-    if (!direct) ft_i8_store_t(c, tile, c->c0 + r0, nr, j0, nc);                                 \
+    int32_t tile[FT_I8_MR * FT_I8_NR] __attribute__((aligned(64)));                              \
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
+      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                       \
+        _mm512_store_si512((void *)(tile + r * FT_I8_NR + 16 * v), acc[r][v]);                   \
+    ft_i8_epi_tile(c, tile, r0, nr, j0, nc);                                                     \
   }
 #define FT_I8_KERNEL_NV(NV)                                                                      \
   FT_I8_KERNEL_RNV(ft_i8_kernel_##NV, FT_I8_MR, NV)                                              \
