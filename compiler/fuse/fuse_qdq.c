@@ -251,17 +251,19 @@ int ft_fuse_qdq(ft_fuse_ctx *c) {
 /* ---- requantized outputs (pass `qdq_out`, after gemm_epilogue has given the convs their
  * activation) ----
  *
- *   y = ftax.QDQConv(...) [relu, activation Relu|Clip], group 1, y read only by
- *       QuantizeLinear(y, s, z) (at most one) and group-1 ftax.QDQConvs quantizing y (a = y)
- *       with the same s, z
- *     -> yq = ftax.QDQConv(..., bias?, s, z)
+ *   y = ftax.QDQConv(...) (group 1) | ftax.QDQMatMul(...) [relu, activation Relu|Clip|Gelu|
+ *       Sigmoid|Silu], y read only by QuantizeLinear(y, s, z) (at most one) and by group-1
+ *       ftax.QDQConvs and ftax.QDQMatMuls quantizing y (a = y) with the same s, z
+ *     -> yq = ftax.QDQConv | ftax.QDQMatMul(..., bias?, s, z)
  *
- * The conv quantizes its float32 result in its epilogue (templates/c/gemm_int8.h FT_I8_YQ: the
- * same float value, then QuantizeLinear's division, rounding and saturation, so the same bytes);
- * its output is the QuantizeLinear's (whose other readers, DequantizeLinear before a residual
- * Add, read it as before) or y itself, now 8-bit, and the readers pack it without quantizing:
- * no float32 store and reload between the two convs. Anything else reading y (a depthwise conv,
- * a float op, a graph output) keeps the float output. */
+ * The conv or matmul quantizes its float32 result in its epilogue (templates/c/gemm_int8.h
+ * FT_I8_YQ: the same float value, then QuantizeLinear's division, rounding and saturation, so
+ * the same bytes); its output is the QuantizeLinear's (whose other readers, DequantizeLinear
+ * before a residual Add, read it as before) or y itself, now 8-bit, and the readers pack it
+ * without quantizing: no float32 store and reload between the two (ResNet's convs; BERT's
+ * feed-forward, whose first matmul's GELU output, 4 x hidden wide, is the second's input).
+ * Anything else reading y (a depthwise conv, a float op, a graph output) keeps the float
+ * output. The activations are those the epilogue applies in registers (ft_i8_act_v). */
 
 /* Quantize/DequantizeLinear nodes whose output no one reads (the qdq pass left them): removed
  * now, as the dead-code pass would, so that they do not count as readers below */
@@ -281,6 +283,9 @@ static int qdq_conv_g1(const ft_graph *g, int i) {
   return tf_is(g, i, "ftax", "QDQConv") && ft_attr_int(&g->nodes[i], "group", 1) == 1;
 }
 
+/* an int8 GEMM node: a group-1 QDQConv or a QDQMatMul */
+static int qdq_gemm(const ft_graph *g, int i) { return qdq_conv_g1(g, i) || tf_is(g, i, "ftax", "QDQMatMul"); }
+
 /* a scalar constant: float32 (a scale) or 8-bit (a zero point) */
 static int scalar_const(const ft_graph *g, int v, int zp) {
   const ft_tensor *t = v >= 0 ? &g->vals[v].t : NULL;
@@ -292,14 +297,15 @@ static void requantize_one(ft_fuse_ctx *c, int i) {
   ft_node *n = &g->nodes[i];
   int y = n->out[0];
   if (n->n_in < 6 || n->n_in > 7 || n->n_out != 1 || y < 0 || g->vals[y].t.dtype != FT_FLOAT) return;
-  const char *act = ft_attr_str(n, "activation", "");
-  if (act[0] && strcmp(act, "Relu") && strcmp(act, "Clip")) return; /* the epilogue's in-register ones */
+  const char *act = ft_attr_str(n, "activation", ""); /* the epilogue's in-register ones */
+  if (act[0] && strcmp(act, "Relu") && strcmp(act, "Clip") && strcmp(act, "Gelu") && strcmp(act, "Sigmoid") && strcmp(act, "Silu"))
+    return;
   int rd[16], nr = ft_consumers(g, y, rd, 16), q = -1, s = -1, z = -1;
   if (nr < 1 || nr > 16 || nr != c->n_uses[y]) return; /* a graph output, a reader reading it twice */
   for (int k = 0; k < nr; k++) {
     const ft_node *r = &g->nodes[rd[k]];
     int is_q = ft_is_op(g, rd[k], "QuantizeLinear");
-    if (r->in[0] != y || (!is_q && !qdq_conv_g1(g, rd[k])) || (is_q && q >= 0)) return;
+    if (r->in[0] != y || (!is_q && !qdq_gemm(g, rd[k])) || (is_q && q >= 0)) return;
     for (int j = 1; j < r->n_in; j++)
       if (r->in[j] == y) return;
     int rs = input(r, 1), rz = input(r, 2);
@@ -322,7 +328,7 @@ static void requantize_one(ft_fuse_ctx *c, int i) {
   int n_attrs = n->n_attrs;
   n->attrs = NULL;
   n->n_attrs = 0;
-  ft_node *f = tf_rewrite(c, i, "QDQConv", ins, 9, &out, 1, &q, q >= 0);
+  ft_node *f = tf_rewrite(c, i, qdq_conv_g1(g, i) ? "QDQConv" : "QDQMatMul", ins, 9, &out, 1, &q, q >= 0);
   f->attrs = attrs;
   f->n_attrs = n_attrs;
 }
@@ -331,6 +337,6 @@ int ft_fuse_qdq_out(ft_fuse_ctx *c) {
   ft_graph *g = c->g;
   drop_unread_qdq(c);
   for (int i = 0; i < g->n_nodes; i++)
-    if (qdq_conv_g1(g, i)) requantize_one(c, i);
+    if (qdq_gemm(g, i)) requantize_one(c, i);
   return 0;
 }

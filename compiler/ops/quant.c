@@ -527,8 +527,9 @@ static int qlinear_conv_plan(ft_opctx *c, ft_kcall *k) {
  * or uint8 constant), w_scale, w_zp, bias (float32, optional); out float32: the exact int32 sums
  * times a_scale * w_scale (+ bias, then Relu with relu=1, then `activation` with its
  * `activation_params` as ftax.FusedMatMul's, which the gemm_epilogue pass sets on QDQMatMul).
- * QDQMatMul: transB=1 for Gemm's [N, K]. A group-1 QDQConv may take y_scale and y_zero_point
- * (inputs 7, 8; the qdq_out pass): its output is then that float32 value quantized, 8-bit. */
+ * QDQMatMul: transB=1 for Gemm's [N, K]. A QDQMatMul or group-1 QDQConv may take y_scale and
+ * y_zero_point (inputs 7, 8; the qdq_out pass): its output is then that float32 value
+ * quantized, 8-bit. */
 static int qdq_check(ft_opctx *c, int64_t N) {
   if (c->n_in < 6 || !c->in[0] || !c->in[1] || !c->in[3] || !c->in[4]) return ft_infer_fail(c, FT_EINVALID, "needs a, a_scale, w and w_scale");
   const ft_tensor *a = c->in[0], *w = c->in[3], *bias = opt_in(c, 6);
@@ -552,8 +553,9 @@ static int qdq_check(ft_opctx *c, int64_t N) {
     if (!ys || !yz || !ys->data || !yz->data || ys->dtype != FT_FLOAT || !is_8bit(yz->dtype) || ft_numel(ys) != 1 || ft_numel(yz) != 1)
       return ft_infer_fail(c, FT_EINVALID, "y_scale and y_zero_point must be constants of one value, float32 and 8-bit");
     if ((rc = scales_ok(c, ys, "y_scale"))) return rc;
-    if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP)
-      return ft_infer_fail(c, FT_EUNSUPPORTED, "a requantized QDQ output takes Relu or Clip, no other activation");
+    if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP && act != FT_ACT_GELU && act != FT_ACT_SIGMOID &&
+        act != FT_ACT_SILU)
+      return ft_infer_fail(c, FT_EUNSUPPORTED, "a requantized QDQ output takes Relu, Clip, Gelu, Sigmoid or Silu, no other activation");
     c->out[0]->dtype = yz->dtype;
   }
   return 0;
@@ -563,7 +565,7 @@ static int qdq_matmul_infer(ft_opctx *c) {
   if (c->n_in < 4 || !c->in[0] || !c->in[3]) return ft_infer_fail(c, FT_EINVALID, "needs a and w");
   const ft_tensor *a = c->in[0], *w = c->in[3];
   if (w->rank != 2) return ft_infer_fail(c, FT_EINVALID, "w must be a matrix");
-  if (c->n_in > 7) return ft_infer_fail(c, FT_EINVALID, "takes at most 7 inputs");
+  if (c->n_in > 9) return ft_infer_fail(c, FT_EINVALID, "takes at most 9 inputs");
   if (ft_attr_int(c->node, "transB", 0)) {
     if (a->rank != 2 || a->dims[1] != w->dims[1]) return ft_infer_fail(c, FT_EINVALID, "a must be [M, K] for w [N, K]");
     int rc = qdq_check(c, w->dims[0]);
@@ -581,8 +583,10 @@ static int qdq_matmul_infer(ft_opctx *c) {
 }
 
 static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
-  i8_roles r = {0, 1, 2, 3, 4, 5, -1, -1, 6};
+  int yq = c->out[0]->dtype != FT_FLOAT;
+  i8_roles r = {0, 1, 2, 3, 4, 5, yq ? 7 : -1, yq ? 8 : -1, 6};
   i8_plan_matrix(c, k, &r, ft_attr_int(c->node, "transB", 0) != 0);
+  k->p[FT_I8_YQ] = yq;
   return 0;
 }
 

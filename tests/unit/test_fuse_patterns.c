@@ -863,3 +863,90 @@ Test(fuse_patterns, qdq_requantized_outputs) {
   cr_expect_eq(matches(&rep, "qdq"), 4, "%s", log);
   cr_expect_eq(matches(&rep, "qdq_out"), 0, "%s", log);
 }
+
+/* An 8-bit constant: int8 values drawn from [-127, 127] (u8 0), or one uint8 value (u8 1). */
+static void mb_q8(mb *m, const char *name, const int64_t *d, int rank, int u8, int v) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) n *= d[i];
+  Onnx__TensorProto *t = tb_tensor(name, u8 ? FT_UINT8 : FT_INT8, rank, d);
+  int8_t *b = malloc((size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) b[i] = u8 ? (int8_t)(uint8_t)v : (int8_t)((int)(rnd(&m->seed) >> 8) % 255 - 127);
+  tb_raw(t, b, (size_t)n);
+  free(b);
+  tb_add_init(m->g, t);
+}
+
+/* A quantized two-layer MLP as ORT's static quantizer writes it: x [2, 5, 24] -> Q/DQ -> MatMul
+ * (DQ of int8 W1 [24, 40], one scale per column) -> Add b1 -> act -> Q/DQ -> MatMul (DQ of W2
+ * [40, 16]) = y. act: 0 Sigmoid, 1 GELU (the exporters' Erf form), 2 Relu. */
+static mb *qdq_mlp_model(int act) {
+  mb *m = mb_new(13);
+  mb_x(m, "x", D(2, 5, 24));
+  mb_scalar(m, "sx", 4.0f / 255);
+  mb_q8(m, "zx", NULL, 0, 1, 128);
+  mb_node(m, "QuantizeLinear", "x,sx,zx", "xq");
+  mb_node(m, "DequantizeLinear", "xq,sx,zx", "xd");
+  mb_q8(m, "w1q", D(24, 40), 0, 0);
+  mb_w(m, "s1", D(40), 0.004f, 0.002f);
+  tb_attr_int(mb_node(m, "DequantizeLinear", "w1q,s1", "w1"), "axis", 1);
+  mb_node(m, "MatMul", "xd,w1", "h");
+  mb_w(m, "b1", D(40), 0.0f, 0.5f);
+  mb_node(m, "Add", "h,b1", "hb");
+  float sa = 1.0f / 255;
+  int za = 0;
+  if (act == 0) mb_node(m, "Sigmoid", "hb", "a");
+  else if (act == 2) {
+    mb_node(m, "Relu", "hb", "a");
+    sa = 6.0f / 255;
+  } else {
+    mb_scalar(m, "half", 0.5f);
+    mb_scalar(m, "one", 1.0f);
+    mb_scalar(m, "k", 1.4142135f);
+    mb_node(m, "Div", "hb,k", "u");
+    mb_node(m, "Erf", "u", "e");
+    mb_node(m, "Add", "e,one", "p");
+    mb_node(m, "Mul", "hb,p", "hp");
+    mb_node(m, "Mul", "hp,half", "a");
+    sa = 6.0f / 255;
+    za = 10;
+  }
+  mb_scalar(m, "sa", sa);
+  mb_q8(m, "za", NULL, 0, 1, za);
+  mb_node(m, "QuantizeLinear", "a,sa,za", "aq");
+  mb_node(m, "DequantizeLinear", "aq,sa,za", "ad");
+  mb_q8(m, "w2q", D(40, 16), 0, 0);
+  mb_w(m, "s2", D(16), 0.004f, 0.002f);
+  tb_attr_int(mb_node(m, "DequantizeLinear", "w2q,s2", "w2"), "axis", 1);
+  mb_node(m, "MatMul", "ad,w2", "y");
+  mb_out(m, "y");
+  return m;
+}
+
+/* Requantized QDQ matmul outputs (pass qdq_out): the first matmul's output, after its bias and
+ * activation, is read only through Q/DQ by the second, so it quantizes that value in its
+ * epilogue (the activation in registers: Sigmoid, GELU, Relu) and its output is uint8; the
+ * outputs must be the same bits as with the pass off. */
+Test(fuse_patterns, qdq_requantized_matmul_outputs) {
+  for (int act = 0; act < 3; act++) {
+    mb *m = qdq_mlp_model(act);
+    char *path = mb_save(m, tu_fmt("qdq_mlp%d.onnx", act));
+    result fused = run_model(path, m, NULL), off = run_model(path, m, "qdq_out");
+    cr_expect_eq(matches(&fused, "qdq"), 2, "act %d: %s", act, fused.report);
+    cr_expect_eq(matches(&fused, "qdq_out"), 1, "act %d: %s", act, fused.report);
+    int u8 = 0, mm = 0;
+    for (int i = 0; i < fused.g->n_nodes; i++) {
+      const ft_node *n = &fused.g->nodes[i];
+      if (n->dead || strcmp(n->op_type, "QDQMatMul")) continue;
+      mm++;
+      u8 += fused.g->vals[n->out[0]].t.dtype == FT_UINT8;
+    }
+    cr_expect_eq(mm, 2, "act %d: QDQMatMul nodes", act);
+    cr_expect_eq(u8, 1, "act %d: uint8 QDQMatMul outputs", act);
+    cr_assert_eq(fused.n_out, 1);
+    cr_expect(fused.numel[0] == 2 * 5 * 16 && !memcmp(fused.out[0], off.out[0], sizeof(float) * 2 * 5 * 16),
+              "act %d: the output differs with the pass off", act);
+    float mx = 0;
+    for (int i = 0; i < 2 * 5 * 16; i++) mx = fabsf(fused.out[0][i]) > mx ? fabsf(fused.out[0][i]) : mx;
+    cr_expect(mx > 0.05f, "act %d: the output is all but zero (%g): the test would not see a difference", act, mx);
+  }
+}
