@@ -239,6 +239,13 @@ static double time_dnnl_int8(dnnl_engine_t eng, const int64_t *p, const double *
   double ff[4] = {0, 0, f ? f[0] : 0, f ? f[1] : 0}; /* dnnl_act reads Clip's bounds at 2, 3 */
   dnnl_primitive_attr_t attr = dnnl_epilogue((int)p[FT_I8_ACT] ? (int)p[FT_I8_ACT] : p[FT_I8_RELU] ? FT_SOP_RELU : 0, 0, ff, unmatched);
   int has_bias = p[FT_I8_BIAS] != 0;
+  /* one scale per output channel (dims[1] of both primitives' outputs) or one in all, and the
+     source's zero point */
+  float *sc = zalloc(4 * (size_t)co);
+  for (int64_t i = 0; i < co; i++) sc[i] = 0.01f;
+  CHECK_DNNL(dnnl_primitive_attr_set_output_scales(attr, p[FT_I8_NSB] > 1 ? co : 1, p[FT_I8_NSB] > 1 ? 1 << 1 : 0, sc));
+  free(sc);
+  if (p[FT_I8_NZA]) CHECK_DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, (int32_t[]){3}));
   if (conv) {
     const int64_t *w = p + FT_I8_WIN; /* in[3], out[3], k[3], s[3], d[3], pads_begin[3]: 2-D in the last two */
     dnnl_dims_t src = {1, p[FT_I8_C], w[1], w[2]}, dst = {1, co, w[4], w[5]};
@@ -253,11 +260,6 @@ static double time_dnnl_int8(dnnl_engine_t eng, const int64_t *p, const double *
     dnnl_convolution_desc_t cd;
     CHECK_DNNL(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &s_md, &w_md,
                                                           has_bias ? &b_md : NULL, &d_md, strides, dil, pl, pr));
-    float *sc = zalloc(4 * (size_t)co);
-    for (int64_t i = 0; i < co; i++) sc[i] = 0.01f;
-    CHECK_DNNL(dnnl_primitive_attr_set_output_scales(attr, p[FT_I8_NSB] > 1 ? co : 1, p[FT_I8_NSB] > 1 ? 1 << 1 : 0, sc));
-    free(sc);
-    if (p[FT_I8_NZA]) CHECK_DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, (int32_t[]){3}));
     CHECK_DNNL(dnnl_primitive_desc_create(&pd, &cd, attr, eng, NULL));
   } else {
     int64_t M = p[FT_I8_M], N = p[FT_I8_N], K = p[FT_I8_K];
@@ -268,11 +270,6 @@ static double time_dnnl_int8(dnnl_engine_t eng, const int64_t *p, const double *
     CHECK_DNNL(dnnl_memory_desc_init_by_tag(&d_md, 2, c, yt, dnnl_ab));
     dnnl_matmul_desc_t md;
     CHECK_DNNL(dnnl_matmul_desc_init(&md, &s_md, &w_md, has_bias ? &b_md : NULL, &d_md));
-    float *sc = zalloc(4 * (size_t)N);
-    for (int64_t i = 0; i < N; i++) sc[i] = 0.01f;
-    CHECK_DNNL(dnnl_primitive_attr_set_output_scales(attr, p[FT_I8_NSB] > 1 ? N : 1, p[FT_I8_NSB] > 1 ? 1 << 1 : 0, sc));
-    free(sc);
-    if (p[FT_I8_NZA]) CHECK_DNNL(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, (int32_t[]){3}));
     CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL));
   }
   double t = time_dnnl_pd(eng, pd, has_bias, secs);

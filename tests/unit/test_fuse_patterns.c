@@ -876,6 +876,14 @@ static void mb_q8(mb *m, const char *name, const int64_t *d, int rank, int u8, i
   tb_add_init(m->g, t);
 }
 
+/* A constant int8 weight [k, n] read through DequantizeLinear with one scale per column: w */
+static void mb_dq_weight(mb *m, const char *w, int64_t k, int64_t n) {
+  char *q = tu_fmt("%sq", w), *sc = tu_fmt("%s_s", w);
+  mb_q8(m, q, D(k, n), 0, 0);
+  mb_w(m, sc, D(n), 0.004f, 0.002f);
+  tb_attr_int(mb_node(m, "DequantizeLinear", tu_fmt("%s,%s", q, sc), w), "axis", 1);
+}
+
 /* A quantized two-layer MLP as ORT's static quantizer writes it: x [2, 5, 24] -> Q/DQ -> MatMul
  * (DQ of int8 W1 [24, 40], one scale per column) -> Add b1 -> act -> Q/DQ -> MatMul (DQ of W2
  * [40, 16]) = y. act: 0 Sigmoid, 1 GELU (the exporters' Erf form), 2 Relu. */
@@ -886,9 +894,7 @@ static mb *qdq_mlp_model(int act) {
   mb_q8(m, "zx", NULL, 0, 1, 128);
   mb_node(m, "QuantizeLinear", "x,sx,zx", "xq");
   mb_node(m, "DequantizeLinear", "xq,sx,zx", "xd");
-  mb_q8(m, "w1q", D(24, 40), 0, 0);
-  mb_w(m, "s1", D(40), 0.004f, 0.002f);
-  tb_attr_int(mb_node(m, "DequantizeLinear", "w1q,s1", "w1"), "axis", 1);
+  mb_dq_weight(m, "w1", 24, 40);
   mb_node(m, "MatMul", "xd,w1", "h");
   mb_w(m, "b1", D(40), 0.0f, 0.5f);
   mb_node(m, "Add", "h,b1", "hb");
@@ -914,9 +920,7 @@ static mb *qdq_mlp_model(int act) {
   mb_q8(m, "za", NULL, 0, 1, za);
   mb_node(m, "QuantizeLinear", "a,sa,za", "aq");
   mb_node(m, "DequantizeLinear", "aq,sa,za", "ad");
-  mb_q8(m, "w2q", D(40, 16), 0, 0);
-  mb_w(m, "s2", D(16), 0.004f, 0.002f);
-  tb_attr_int(mb_node(m, "DequantizeLinear", "w2q,s2", "w2"), "axis", 1);
+  mb_dq_weight(m, "w2", 40, 16);
   mb_node(m, "MatMul", "ad,w2", "y");
   mb_out(m, "y");
   return m;
