@@ -335,6 +335,16 @@ static int i8_plan_conv(ft_opctx *c, ft_kcall *k, const i8_roles *r) {
     p[FT_I8_N] = osz;
     p[FT_I8_Y_RS] = osz;
     p[FT_I8_Y_CS] = 1;
+    /* stride 1, dilation 1, more than one tap, a trivial leading window dim: the implicit
+       W.X form (gemm_int8.h), the image packed once with its pads and read at each tap's
+       offset instead of im2col rows; K counts the taps' channels rounded up to 4 */
+    const int64_t *wn = p + FT_I8_WIN; /* in[3], out[3], k[3], s[3], d[3], pads_begin[3] */
+    int implicit = wn[0] == 1 && wn[6] == 1 && wn[15] == 0 && wn[7] * wn[8] > 1;
+    for (int d = 1; d < 3; d++) implicit = implicit && wn[9 + d] == 1 && wn[12 + d] == 1;
+    if (implicit) {
+      p[FT_I8_WX] = 2;
+      p[FT_I8_K] = wn[7] * wn[8] * ft_i8_k4(x->dims[1]);
+    }
   }
   k->scratch = ft_i8_scratch(p);
   return 0;

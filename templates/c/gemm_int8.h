@@ -90,7 +90,8 @@ enum {
   FT_I8_IN_YZ, FT_I8_IN_BIAS,
   FT_I8_CONV,     /* 1: A is an image, im2col'd; the window follows */
   FT_I8_C, FT_I8_WIN, /* conv: input channels; 18 window entries (quant.h's layout) */
-  FT_I8_WX = FT_I8_WIN + 18, /* 1: a conv computed as W.X (see "convs as W.X" below) */
+  FT_I8_WX = FT_I8_WIN + 18, /* 1: a conv computed as W.X (see "convs as W.X" below); 2: the
+                                implicit W.X of a stride-1 window (K = taps x C rounded to 4) */
   FT_I8_YQ,       /* 8-bit output of a QDQ kernel: the float32 epilogue's value (scale a_scale *
                      b_scale, bias, Relu, Relu or Clip activation), then QuantizeLinear's
                      rint(v / y_scale) + zy saturated: the bits a QuantizeLinear after it gives */
@@ -134,9 +135,12 @@ static inline int64_t ft_i8_m6(int64_t m) { return (m + FT_I8_MR - 1) / FT_I8_MR
 
 /* bytes of a W.X conv's packed weight (int8 W [M, K], row-major), or pack it: int32 wsum[M6]
  * (each row's sum), then the A layout below with M6 = M rounded up to FT_I8_MR rows, the int8
- * bytes as they are (they are vpdpbusd's signed operand); rows past M and k past K are 0. */
-static size_t ft_i8_pack_w_raw(int64_t M, int64_t K, const int8_t *src, void *dst) {
-  int64_t K4 = ft_i8_k4(K), M6 = ft_i8_m6(M), G = K4 >> 2;
+ * bytes as they are (they are vpdpbusd's signed operand); rows past M and k past K are 0.
+ * taps > 1 (the implicit W.X form below): W's row is [C][taps] (ONNX's channel-major order),
+ * packed tap-major, each tap's C channels padded to a multiple of 4: k' = t * C4 + c, K (the
+ * packed length) = taps * C4, C4 = C rounded up to 4, the padding channels 0. */
+static size_t ft_i8_pack_w_taps(int64_t M, int64_t C, int64_t taps, const int8_t *src, void *dst) {
+  int64_t C4 = taps > 1 ? ft_i8_k4(C) : C, K4 = ft_i8_k4(taps * C4), M6 = ft_i8_m6(M), G = K4 >> 2;
   size_t bytes = (size_t)(4 * M6 + M6 * K4);
   if (!dst) return bytes;
   memset(dst, 0, bytes);
@@ -144,19 +148,27 @@ static size_t ft_i8_pack_w_raw(int64_t M, int64_t K, const int8_t *src, void *ds
   int8_t *pk = (int8_t *)dst + 4 * M6;
   for (int64_t m = 0; m < M; m++) {
     int32_t s = 0;
-    for (int64_t k = 0; k < K; k++) {
-      int8_t v = src[m * K + k];
-      pk[((m / FT_I8_MR * G + (k >> 2)) * FT_I8_MR + m % FT_I8_MR) * 4 + (k & 3)] = v;
-      s += v;
-    }
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t t = 0; t < taps; t++) {
+        int8_t v = src[(m * C + c) * taps + t];
+        int64_t k = t * C4 + c;
+        pk[((m / FT_I8_MR * G + (k >> 2)) * FT_I8_MR + m % FT_I8_MR) * 4 + (k & 3)] = v;
+        s += v;
+      }
     wsum[m] = s;
   }
   return bytes;
 }
+static inline int64_t ft_i8_taps(const int64_t *p) { return p[FT_I8_WIN + 6] * p[FT_I8_WIN + 7] * p[FT_I8_WIN + 8]; }
+/* the weight as p's W.X form packs it */
+static size_t ft_i8_pack_w(const int64_t *p, const void *src, void *dst) {
+  if (p[FT_I8_WX] == 2) return ft_i8_pack_w_taps(p[FT_I8_M], p[FT_I8_C], ft_i8_taps(p), (const int8_t *)src, dst);
+  return ft_i8_pack_w_taps(p[FT_I8_M], p[FT_I8_K], 1, (const int8_t *)src, dst);
+}
 
 /* the prepack hook (compiler/ops/quant.c names it): B as p describes it (W.X: the weight) */
 static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
-  if (p[FT_I8_WX]) return ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], (const int8_t *)src, dst);
+  if (p[FT_I8_WX]) return ft_i8_pack_w(p, src, dst);
   return ft_i8_pack_b_raw(p[FT_I8_K], p[FT_I8_N], p[FT_I8_B_RS], p[FT_I8_B_CS], (int)p[FT_I8_B_SIGNED], src, dst);
 }
 
@@ -182,6 +194,11 @@ typedef struct {
   float ys;                                /* FT_I8_YQ: y's scale */
   ft_gemm_epi act;                         /* FT_I8_ACT: the activation (act, lo, hi) */
   void *y;                                 /* this batch's output */
+  /* the implicit W.X form (FT_I8_WX 2): wp the padded image's width (0: another form), ow and
+     oh the output's width and height, plane the bytes of one 4-channel plane of the packed
+     image, c4g its planes, taps the window's taps and toff each tap's byte offset */
+  int64_t wp, ow, oh, plane, c4g, taps;
+  const int64_t *toff;
 } ft_i8_ctx;
 
 static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
@@ -393,7 +410,15 @@ static void ft_i8_rowsums_run(const void *ctx, int64_t lo, int64_t hi) {
   do {                                                                                           \
     if (cs == 1) {                                                                               \
       for (int64_t r = 0; r < nr; r++)                                                           \
-        for (int64_t q = 0; q < nc; q++) { int64_t n = j0 + q, at = (m0 + r) * rs + n; int32_t acc = tile[r * FT_I8_NR + q]; BODY; } \
+        for (int64_t q = 0; q < nc; q++) {                                                       \
+          int64_t n = j0 + q, at = (m0 + r) * rs + n;                                             \
+          if (c->wp) { /* the implicit W.X form: position n of the padded grid */                \
+            if (n % c->wp >= c->ow || n / c->wp >= c->oh) continue;                              \
+            at = (m0 + r) * rs + n / c->wp * c->ow + n % c->wp;                                  \
+          }                                                                                      \
+          int32_t acc = tile[r * FT_I8_NR + q];                                                  \
+          BODY;                                                                                  \
+        }                                                                                        \
     } else {                                                                                     \
       for (int64_t q = 0; q < nc; q++)                                                           \
         for (int64_t r = 0; r < nr; r++) { int64_t n = j0 + q, at = (m0 + r) * rs + n * cs; int32_t acc = tile[r * FT_I8_NR + q]; BODY; } \
@@ -610,9 +635,35 @@ static inline __m512i ft_i8_bcast(const int8_t *p) {
  * loop, each was 10-46 KB of code, and BERT-base int8 spent a fifth of ft_i8_kernel_4's time
  * outside its vpdpbusd loop. Values go straight to Y where its columns are contiguous, else
  * back into the tile (4-byte lanes) for ft_i8_store_t. */
+/* the implicit W.X form's finished values (4-byte lanes) from the tile into Y: each run of
+ * columns on one row of the padded grid, the part left of ow, as one copy per row */
+static void ft_i8_store_virt(const ft_i8_ctx *c, int32_t *tile, int64_t r0, int64_t nr, int64_t j0, int64_t nc) {
+  const int64_t *p = c->p;
+  int wide = p[FT_I8_OUT] <= FT_I8_OUT_F32;
+  if (c->act.act && !ft_i8_act_in_regs(c))
+    for (int64_t r = 0; r < nr; r++) ft_gemm_act((float *)(void *)(tile + r * FT_I8_NR), nc, &c->act);
+  for (int64_t q = 0; q < nc;) {
+    int64_t pos = j0 + q, oy = pos / c->wp, ox = pos % c->wp;
+    int64_t n = c->wp - ox < nc - q ? c->wp - ox : nc - q, m = ox < c->ow ? (c->ow - ox < n ? c->ow - ox : n) : 0;
+    for (int64_t r = 0; r < nr && m > 0 && oy < c->oh; r++) {
+      int64_t at = (c->c0 + r0 + r) * p[FT_I8_Y_RS] + oy * c->ow + ox;
+      const int32_t *t = tile + r * FT_I8_NR + q;
+      if (wide) {
+        memcpy((int32_t *)c->y + at, t, 4 * (size_t)m);
+        continue;
+      }
+      for (int64_t i = 0; i < m; i += 16) {
+        __mmask16 mk = m - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (m - i)) - 1);
+        _mm_mask_storeu_epi8((uint8_t *)c->y + at + i, mk, _mm512_cvtepi32_epi8(_mm512_maskz_loadu_epi32(mk, t + i)));
+      }
+    }
+    q += n;
+  }
+}
+
 static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t *tile, int64_t r0, int64_t nr,
                                                       int64_t j0, int64_t nc) {
-  int direct = c->p[FT_I8_Y_CS] == 1, post = c->act.act && !ft_i8_act_in_regs(c);
+  int direct = c->p[FT_I8_Y_CS] == 1 && !c->wp, post = c->act.act && !ft_i8_act_in_regs(c);
   for (int64_t r = 0; r < nr; r++) {
     for (int64_t q = 0; q < nc; q += 16) {
       int64_t left = nc - q;
@@ -624,7 +675,8 @@ static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t
     if (direct && post) /* the row just stored, in L1 */
       ft_gemm_act((float *)c->y + (c->c0 + r0 + r) * c->p[FT_I8_Y_RS] + j0, nc, &c->act);
   }
-  if (!direct) ft_i8_store_t(c, (float *)(void *)tile, c->c0 + r0, nr, j0, nc);
+  if (c->wp) ft_i8_store_virt(c, tile, r0, nr, j0, nc);
+  else if (!direct) ft_i8_store_t(c, (float *)(void *)tile, c->c0 + r0, nr, j0, nc);
 }
 
 /* rows [m0, m0 + nr) x columns [j0, j0 + nc) of one panel of NV vectors: vpdpbusd over all K
@@ -633,17 +685,20 @@ static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t
  * (G groups of NV x 16 words). R is FT_I8_MR but for a chunk's last sliver of 1 to 4 rows (BERT's M = 128 ends in
  * 2): a 2- or 4-row kernel skips the padding rows' vpdpbusd (two thirds of that sliver's). */
 #define FT_I8_KERNEL_RNV(NAME, R, NV)                                                            \
-  static void NAME(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0,  \
-                   int64_t nr, int64_t j0, int64_t nc) {                                         \
+  static void NAME(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, \
+                   int64_t taps, const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc) { \
     __m512i acc[R][NV];                                                                          \
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();   \
-    for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, b += 64 * NV) {                           \
-      __m512i bv[NV];                                                                            \
-      _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(b + v * 64)); \
-      _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                      \
-        __m512i av = ft_i8_bcast(a + 4 * r);                                                     \
-        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], av); \
+    for (int64_t t = 0; t < taps; t++) {                                                         \
+      const uint8_t *bg = b + toff[t];                                                           \
+      for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, bg += bstride) {                        \
+        __m512i bv[NV];                                                                          \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(bg + v * 64)); \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
+          __m512i av = ft_i8_bcast(a + 4 * r);                                                   \
+          _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], bv[v], av); \
+        }                                                                                        \
       }                                                                                          \
     }                                                                                            \
     int32_t tile[FT_I8_MR * FT_I8_NR] __attribute__((aligned(64)));                              \
@@ -658,16 +713,18 @@ static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t
   FT_I8_KERNEL_RNV(ft_i8_kernel_4r_##NV, 4, NV)
 #else
 #define FT_I8_KERNEL_NV(NV)                                                                      \
-  static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t r0, \
-                                int64_t nr, int64_t j0, int64_t nc) {                            \
+  static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, \
+                                int64_t taps, const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc) { \
     int32_t acc[FT_I8_MR][NV * 16];                                                              \
     memset(acc, 0, sizeof acc);                                                                  \
-    for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, b += 64 * NV)                             \
-      for (int r = 0; r < FT_I8_MR; r++) {                                                       \
-        const int8_t *ar = a + r * 4;                                                            \
-        for (int q = 0; q < NV * 16; q++)                                                        \
-          acc[r][q] += ar[0] * b[q * 4] + ar[1] * b[q * 4 + 1] + ar[2] * b[q * 4 + 2] + ar[3] * b[q * 4 + 3]; \
-      }                                                                                          \
+    for (int64_t t = 0; t < taps; t++)                                                           \
+      for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR)                                         \
+        for (int r = 0; r < FT_I8_MR; r++) {                                                     \
+          const int8_t *ar = a + r * 4;                                                          \
+          const uint8_t *bg = b + toff[t] + g * bstride;                                         \
+          for (int q = 0; q < NV * 16; q++)                                                      \
+            acc[r][q] += ar[0] * bg[q * 4] + ar[1] * bg[q * 4 + 1] + ar[2] * bg[q * 4 + 2] + ar[3] * bg[q * 4 + 3]; \
+        }                                                                                        \
     int32_t tile[FT_I8_MR * FT_I8_NR];                                                           \
     for (int r = 0; r < FT_I8_MR; r++) memcpy(tile + r * FT_I8_NR, acc[r], sizeof acc[r]);     \
     ft_i8_epilogue(c, tile, c->c0 + r0, r0, nr, j0, nc);                                         \
@@ -680,10 +737,40 @@ FT_I8_KERNEL_NV(4)
 #undef FT_I8_KERNEL_NV
 #undef FT_I8_KERNEL_RNV
 
+/* one micro-kernel call: rows [r0, r0 + nr) of the sliver at a, the panel of w columns at b
+ * (G groups of 4 k per tap, bstride bytes apart; each tap's groups from b + toff[t]) */
+static void ft_i8_micro(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, int64_t taps,
+                        const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc, int64_t w) {
+#define FT_I8_K_ARGS c, a, b, G, bstride, taps, toff, r0, nr, j0, nc
+#ifdef FT_I8_VNNI
+  if (nr <= 4) {
+    switch ((nr <= 2 ? 0 : 4) + w / 16) {
+    case 1: ft_i8_kernel_2r_1(FT_I8_K_ARGS); break;
+    case 2: ft_i8_kernel_2r_2(FT_I8_K_ARGS); break;
+    case 3: ft_i8_kernel_2r_3(FT_I8_K_ARGS); break;
+    case 4: ft_i8_kernel_2r_4(FT_I8_K_ARGS); break;
+    case 5: ft_i8_kernel_4r_1(FT_I8_K_ARGS); break;
+    case 6: ft_i8_kernel_4r_2(FT_I8_K_ARGS); break;
+    case 7: ft_i8_kernel_4r_3(FT_I8_K_ARGS); break;
+    default: ft_i8_kernel_4r_4(FT_I8_K_ARGS); break;
+    }
+    return;
+  }
+#endif
+  switch (w / 16) {
+  case 1: ft_i8_kernel_1(FT_I8_K_ARGS); break;
+  case 2: ft_i8_kernel_2(FT_I8_K_ARGS); break;
+  case 3: ft_i8_kernel_3(FT_I8_K_ARGS); break;
+  default: ft_i8_kernel_4(FT_I8_K_ARGS); break;
+  }
+#undef FT_I8_K_ARGS
+}
+
 /* items [lo, hi): (panel, sliver) of the chunk, each one micro-kernel call */
 static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t slivers = c->mc / FT_I8_MR, G = c->K4 >> 2;
+  static const int64_t tap0 = 0;
   for (int64_t it = lo; it < hi; it++) {
     int64_t j0 = it / slivers * FT_I8_NR, s = it % slivers;
     int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
@@ -691,27 +778,7 @@ static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
     const int8_t *a = c->ap + s * G * FT_I8_MR * 4;
     int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
     int64_t nc = c->N - j0 < w ? c->N - j0 : w;
-#ifdef FT_I8_VNNI
-    if (nr <= 4) {
-      switch ((nr <= 2 ? 0 : 4) + w / 16) {
-      case 1: ft_i8_kernel_2r_1(c, a, b, G, r0, nr, j0, nc); break;
-      case 2: ft_i8_kernel_2r_2(c, a, b, G, r0, nr, j0, nc); break;
-      case 3: ft_i8_kernel_2r_3(c, a, b, G, r0, nr, j0, nc); break;
-      case 4: ft_i8_kernel_2r_4(c, a, b, G, r0, nr, j0, nc); break;
-      case 5: ft_i8_kernel_4r_1(c, a, b, G, r0, nr, j0, nc); break;
-      case 6: ft_i8_kernel_4r_2(c, a, b, G, r0, nr, j0, nc); break;
-      case 7: ft_i8_kernel_4r_3(c, a, b, G, r0, nr, j0, nc); break;
-      default: ft_i8_kernel_4r_4(c, a, b, G, r0, nr, j0, nc); break;
-      }
-      continue;
-    }
-#endif
-    switch (w / 16) {
-    case 1: ft_i8_kernel_1(c, a, b, G, r0, nr, j0, nc); break;
-    case 2: ft_i8_kernel_2(c, a, b, G, r0, nr, j0, nc); break;
-    case 3: ft_i8_kernel_3(c, a, b, G, r0, nr, j0, nc); break;
-    default: ft_i8_kernel_4(c, a, b, G, r0, nr, j0, nc); break;
-    }
+    ft_i8_micro(c, a, b, G, 4 * w, 1, &tap0, r0, nr, j0, nc, w);
   }
 }
 
@@ -854,7 +921,7 @@ static inline __m128i ft_i8_wx_u8x16(int64_t kind, float qs, int32_t ca, const v
 
 /* W.X with a window that is not 1x1 stride 1 unpadded: the image rows are im2col rows, built
  * per panel from the uint8 image (FT_I8_CONV without ft_i8_conv_direct) */
-static inline int ft_i8_wx_im2col(const int64_t *p) { return p[FT_I8_CONV] && !ft_i8_conv_direct(p); }
+static inline int ft_i8_wx_im2col(const int64_t *p) { return p[FT_I8_CONV] && !ft_i8_conv_direct(p) && p[FT_I8_WX] != 2; }
 
 /* positions of im2col rows built at once (a multiple of FT_I8_NR): 4 rows of them on the stack */
 #define FT_I8_WX_SPAN 1024
@@ -925,11 +992,83 @@ static void ft_i8_wx_pack_x(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
+/* ---- implicit W.X (FT_I8_WX 2) ---------------------------------------------------------------
+ * A conv of stride 1 and dilation 1 with more than one tap, 2-D (or 1-D) in the window's last two
+ * dims, computed as W.X without im2col rows. The image is packed once, padded: per group of 4
+ * channels a plane of hp x wp pixels (the pads hold x's zero point, which contributes 0), 4
+ * channels interleaved per pixel, the B panel layout. Output positions are counted on the padded
+ * grid, q = oy * wp + ox (ox < wp; the columns past ow are computed and not stored), so tap (ky,
+ * kx) of position q reads pixel q + ky * wp + kx: a panel of 64 positions is, for every tap and
+ * channel group, 256 contiguous bytes of a plane, read in place at the tap's offset. The weight
+ * is packed tap-major (ft_i8_pack_w_taps) to match: the micro-kernel runs over taps, then
+ * channel groups. No im2col rows are built (ResNet-50's 3x3 convs spent as long building them
+ * as in vpdpbusd); what is paid instead is the (wp - ow) / wp of the positions that are not
+ * stored (2 of 58 at 56 x 56, 2 of 16 at 14 x 14). */
+typedef struct {
+  int64_t oh, ow, hp, wp, nv, plane, c4g, taps; /* nv: positions on the padded grid; plane: bytes */
+} ft_i8_impl_geo;
+static inline void ft_i8_impl_geometry(const int64_t *p, ft_i8_impl_geo *g) {
+  const int64_t *w = p + FT_I8_WIN; /* in[3], out[3], k[3], s[3], d[3], pads_begin[3] */
+  g->oh = w[4];
+  g->ow = w[5];
+  g->hp = g->oh + w[7] - 1;
+  g->wp = g->ow + w[8] - 1;
+  g->taps = w[7] * w[8];
+  g->nv = g->oh * g->wp;
+  /* every tap's reach from the last panel's last position, and the padded image itself */
+  int64_t reach = ft_i8_n16(g->nv) + (w[7] - 1) * g->wp + w[8] - 1, img = g->hp * g->wp;
+  g->plane = 4 * ft_i8_n16(reach > img ? reach : img);
+  g->c4g = ft_i8_k4(p[FT_I8_C]) >> 2;
+}
+
+/* planes [lo, hi) of the packed image: the pad value everywhere, then each image row's 4
+ * channel rows converted to uint8 and interleaved, 256 pixels at a time */
+static void ft_i8_impl_pack(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
+  const int64_t *w = c->p + FT_I8_WIN;
+  int64_t H = w[1], W = w[2], pt = w[16], pl = w[17], C = c->p[FT_I8_C], kind = c->p[FT_I8_A_KIND];
+  int64_t esz = kind == 2 ? 4 : 1;
+  uint8_t tmp[4 * 256];
+  for (int64_t g = lo; g < hi; g++) {
+    uint8_t *d0 = (uint8_t *)(uintptr_t)c->bp + g * c->plane;
+    memset(d0, (int)(uint8_t)c->ca, (size_t)c->plane);
+    for (int64_t iy = 0; iy < H; iy++) {
+      const char *src[4];
+      for (int j = 0; j < 4; j++) src[j] = 4 * g + j < C ? (const char *)c->a + ((4 * g + j) * H + iy) * W * esz : NULL;
+      uint8_t *d = d0 + ((iy + pt) * c->wp + pl) * 4;
+      for (int64_t x0 = 0; x0 < W; x0 += 256) {
+        int64_t n = W - x0 < 256 ? W - x0 : 256;
+        ft_i8_wx_interleave(kind, c, src, x0, W, ft_i8_n16(n), tmp);
+        memcpy(d + 4 * x0, tmp, (size_t)(4 * n));
+      }
+    }
+  }
+}
+
+/* items [lo, hi): (panel, sliver) on the padded grid, each one micro-kernel call over every tap */
+static void ft_i8_impl_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
+  int64_t slivers = c->mc / FT_I8_MR, G = c->K4 >> 2;
+  for (int64_t it = lo; it < hi; it++) {
+    int64_t j0 = it / slivers * FT_I8_NR, s = it % slivers;
+    int64_t w = c->N16 - j0 < FT_I8_NR ? c->N16 - j0 : FT_I8_NR;
+    int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
+    int64_t nc = c->N - j0 < w ? c->N - j0 : w;
+    ft_i8_micro(c, c->ap + s * G * FT_I8_MR * 4, c->bp + 4 * j0, c->c4g, c->plane, c->taps, c->toff, r0, nr, j0, nc, w);
+  }
+}
+
 static inline size_t ft_i8_wx_scratch(const int64_t *p) {
   int64_t M6 = ft_i8_m6(p[FT_I8_M]);
+  if (p[FT_I8_WX] == 2) {
+    ft_i8_impl_geo g;
+    ft_i8_impl_geometry(p, &g);
+    /* comp, scale, tap offsets, the packed image, the weight packed at run time; carves */
+    return (size_t)(8 * M6 + 8 * g.taps + g.c4g * g.plane) + ft_i8_pack_w(p, NULL, NULL) + 6 * 64;
+  }
   /* five carves of at most 63 bytes of padding each, and the alignment of the scratch */
   return (size_t)(8 * M6) + (size_t)(ft_i8_n16(p[FT_I8_N]) * ft_i8_k4(p[FT_I8_K])) +
-         ft_i8_pack_w_raw(p[FT_I8_M], p[FT_I8_K], NULL, NULL) + (size_t)(ft_i8_wx_im2col(p) ? ft_i8_image_bytes(p) : 0) + 6 * 64;
+         ft_i8_pack_w(p, NULL, NULL) + (size_t)(ft_i8_wx_im2col(p) ? ft_i8_image_bytes(p) : 0) + 6 * 64;
 }
 
 /* Batch image bi (both forms): its A and Y, and an image to be im2col'd converted to uint8 into
@@ -958,11 +1097,23 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
   ft_i8_setup_a(&c, in);
   c.comp = (int32_t *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
   float *scale = (float *)ft_i8_carve(&sc, 4 * (size_t)c.mc);
-  c.bp = (const uint8_t *)ft_i8_carve(&sc, (size_t)(c.N16 * c.K4));
+  int implicit = p[FT_I8_WX] == 2;
+  if (implicit) { /* B is the padded image, read on the padded grid of c.N positions */
+    ft_i8_impl_geo g;
+    ft_i8_impl_geometry(p, &g);
+    c.wp = g.wp; c.ow = g.ow; c.oh = g.oh; c.plane = g.plane; c.c4g = g.c4g; c.taps = g.taps;
+    c.N = g.nv; c.N16 = ft_i8_n16(g.nv);
+    int64_t *toff = (int64_t *)ft_i8_carve(&sc, 8 * (size_t)g.taps), kw = p[FT_I8_WIN + 8];
+    for (int64_t t = 0; t < g.taps; t++) toff[t] = 4 * (t / kw * g.wp + t % kw);
+    c.toff = toff;
+    c.bp = (const uint8_t *)ft_i8_carve(&sc, (size_t)(g.c4g * g.plane));
+  } else {
+    c.bp = (const uint8_t *)ft_i8_carve(&sc, (size_t)(c.N16 * c.K4));
+  }
   const void *w = in[p[FT_I8_IN_B]];
   if (!p[FT_I8_PACKED]) {
-    void *dst = ft_i8_carve(&sc, ft_i8_pack_w_raw(c.M, c.K, NULL, NULL));
-    ft_i8_pack_w_raw(c.M, c.K, (const int8_t *)w, dst);
+    void *dst = ft_i8_carve(&sc, ft_i8_pack_w(p, NULL, NULL));
+    ft_i8_pack_w(p, w, dst);
     w = dst;
   }
   const int32_t *wsum = (const int32_t *)w;
@@ -975,6 +1126,11 @@ static void ft_i8_wx(const int64_t *p, const double *f, const void *const *in, v
   uint8_t *img = ft_i8_wx_im2col(p) && kind ? (uint8_t *)ft_i8_carve(&sc, (size_t)ft_i8_image_bytes(p)) : NULL;
   for (int64_t bi = 0; bi < p[FT_I8_NBATCH]; bi++) {
     ft_i8_batch(&c, in, out, bi, img);
+    if (implicit) {
+      ft_parallel_for(c.c4g, c.c4g * c.plane >= 16384, ft_i8_impl_pack, &c);
+      ft_parallel_for(panels * (c.mc / FT_I8_MR), c.mc * c.K4 * c.N >= 65536, ft_i8_impl_run, &c);
+      continue;
+    }
     ft_parallel_for(c.K4 / 4, c.K4 * c.N16 >= 16384, ft_i8_wx_pack_x, &c);
     ft_parallel_for(panels * (c.mc / FT_I8_MR), c.mc * c.K4 * c.N >= 65536, ft_i8_gemm_run, &c);
   }

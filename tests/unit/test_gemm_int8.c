@@ -197,11 +197,16 @@ Test(gemm_int8, portable_matches_reference) {
  * (wide 1, 2) 3 channels 30 x 150, 9 output channels of 3 x 3 taps, padding 1, stride 2 (wide 1)
  * or (2, 1) (wide 2): rows wide enough for the stride-2 gather's 64-byte loads and for runs of
  * more than one 64-byte vector, and 1125 or 2250 positions, more than one span of W.X's im2col
- * (FT_I8_WX_SPAN), the second starting mid-row. int8 weights per channel, a
+ * (FT_I8_WX_SPAN), the second starting mid-row; or (wide 3) stride 1 and dilation 1, 5 channels
+ * 11 x 70, 9 output channels of 3 x 2 taps, padding (1, 0 | 2, 1): W.X there is the implicit
+ * form (FT_I8_WX 2: the padded image read at each tap's offset, 71 positions a row of which 70
+ * are stored, 5 channels padded to 8). int8 weights per channel, a
  * uint8 zero point; float32 out with bias and Relu (act 0) or the activation act, NCHW. */
 static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, int wx, int wide) {
-  const int64_t NB = 2, C = wide ? 3 : 5, H = wide ? 30 : 9, W = wide ? 150 : 7, MO = wide ? 9 : 11, KH = 3, KW = wide ? 3 : 2;
-  const int64_t SH = 2, SW = wide == 1 ? 2 : 1, DH = 1, DW = wide ? 1 : 2, PT = 1, PL = wide ? 1 : 0, PB = wide ? 1 : 2, PR = 1;
+  const int64_t NB = 2, C = wide && wide < 3 ? 3 : 5, H = wide == 3 ? 11 : wide ? 30 : 9, W = wide == 3 ? 70 : wide ? 150 : 7;
+  const int64_t MO = wide ? 9 : 11, KH = 3, KW = wide && wide < 3 ? 3 : 2;
+  const int64_t SH = wide == 3 ? 1 : 2, SW = wide == 1 ? 2 : 1, DH = 1, DW = wide ? 1 : 2, PT = 1, PL = wide && wide < 3 ? 1 : 0;
+  const int64_t PB = wide && wide < 3 ? 1 : 2, PR = 1;
   const int64_t OH = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1, OW = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1, K = C * KH * KW;
   float *x = malloc(sizeof(float) * (size_t)(NB * C * H * W)), *bs = malloc(sizeof(float) * MO), *bias = malloc(sizeof(float) * MO);
   int8_t *w = malloc((size_t)(MO * K));
@@ -244,6 +249,7 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, i
   memcpy(p + FT_I8_WIN, win, sizeof win);
   if (wx) { /* W.X: output channels as rows, the im2col rows packed 4 per position */
     p[FT_I8_WX] = 1; p[FT_I8_M] = MO; p[FT_I8_N] = OH * OW; p[FT_I8_Y_RS] = OH * OW; p[FT_I8_Y_CS] = 1;
+    if (wide == 3) { p[FT_I8_WX] = 2; p[FT_I8_K] = KH * KW * 8; } /* the implicit form, as compiler/ops/quant.c plans it */
   }
   void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
   pack(p, w, packed);
@@ -261,7 +267,7 @@ static float *conv_case(kern_fn kern, pack_fn pack, const char *path, int act, i
 }
 
 Test(gemm_int8, conv_native_and_portable) {
-  for (int v = 0; v < 18; v++) {
+  for (int v = 0; v < 24; v++) {
     int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_GELU : FT_ACT_CLIP, wx = v % 6 >= 3, wide = v / 6;
     unsigned seed = rng;
     ft_set_threads(1 + 2 * (v & 1));
@@ -269,7 +275,7 @@ Test(gemm_int8, conv_native_and_portable) {
     float *a = conv_case(ft_gemm_int8, ft_i8_pack_b, FT_I8_PATH, act, wx, wide);
     rng = seed; /* the same data for the portable build: the two outputs must be equal */
     float *b = conv_case(gemm_int8_portable, gemm_int8_portable_pack, "portable", act, wx, wide);
-    size_t ny = wide ? 2 * 9 * 15 * (wide == 1 ? 75 : 150) : 2 * 11 * 5 * 6;
+    size_t ny = wide == 3 ? 2 * 9 * 12 * 70 : wide ? 2 * 9 * 15 * (wide == 1 ? 75 : 150) : 2 * 11 * 5 * 6;
     cr_expect(memcmp(a, b, sizeof(float) * ny) == 0, "act %d: the native and portable convs differ", act);
     free(a);
     free(b);
@@ -517,7 +523,8 @@ Test(gemm_int8, wx_portable_matches_reference) { wx_sweep(1); }
  * Relu, Clip or nothing, float32 or uint8 input, 1 and 3 threads, native and portable. */
 static void yq_case(kern_fn kern, pack_fn pack, const char *path, int wx, int k1, int s8, int v, int threads) {
   const int64_t NB = 2, C = 5, H = 9, W = 7, MO = 11;
-  int64_t KH = k1 ? 1 : 3, KW = k1 ? 1 : 2, SH = k1 ? 1 : 2, DW = k1 ? 1 : 2, PT = k1 ? 0 : 1, PB = k1 ? 0 : 2, PR = k1 ? 0 : 1;
+  int impl = wx == 2 && !k1; /* the implicit W.X form: stride 1, dilation 1 */
+  int64_t KH = k1 ? 1 : 3, KW = k1 ? 1 : 2, SH = k1 || impl ? 1 : 2, DW = k1 || impl ? 1 : 2, PT = k1 ? 0 : 1, PB = k1 ? 0 : 2, PR = k1 ? 0 : 1;
   int64_t OH = (H + PT + PB - (KH - 1) - 1) / SH + 1, OW = (W + PR - DW * (KW - 1) - 1) + 1, K = C * KH * KW, NY = NB * MO * OH * OW;
   int a_kind = v & 1 ? 0 : 2, bias_on = (v >> 1) & 1, act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_CLIP : FT_ACT_RELU;
   void *x = malloc(sizeof(float) * (size_t)(NB * C * H * W));
@@ -543,6 +550,7 @@ static void yq_case(kern_fn kern, pack_fn pack, const char *path, int wx, int k1
   int64_t win[18] = {1, H, W, 1, OH, OW, 1, KH, KW, 1, SH, 1, 1, 1, DW, 0, PT, 0};
   memcpy(p + FT_I8_WIN, win, sizeof win);
   if (wx) { p[FT_I8_WX] = 1; p[FT_I8_M] = MO; p[FT_I8_N] = OH * OW; p[FT_I8_Y_RS] = OH * OW; p[FT_I8_Y_CS] = 1; }
+  if (impl) { p[FT_I8_WX] = 2; p[FT_I8_K] = KH * KW * 8; }
   void *packed = aligned_alloc(64, (pack(p, w, NULL) + 63) & ~(size_t)63);
   pack(p, w, packed);
   p[FT_I8_PACKED] = 1;
@@ -577,7 +585,7 @@ static void yq_case(kern_fn kern, pack_fn pack, const char *path, int wx, int k1
 }
 
 Test(gemm_int8, yq_is_quantize_of_f32) {
-  for (int wx = 0; wx < 2; wx++)
+  for (int wx = 0; wx < 3; wx++) /* positions as rows, W.X, the implicit W.X form (k1 0) */
     for (int k1 = 0; k1 < 2; k1++)
       for (int s8 = 0; s8 < 2; s8++)
         for (int v = 0; v < 6; v++) {
