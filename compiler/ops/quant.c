@@ -563,8 +563,7 @@ static int qdq_check(ft_opctx *c, int64_t N) {
     if (!ys || !yz || !ys->data || !yz->data || ys->dtype != FT_FLOAT || !is_8bit(yz->dtype) || ft_numel(ys) != 1 || ft_numel(yz) != 1)
       return ft_infer_fail(c, FT_EINVALID, "y_scale and y_zero_point must be constants of one value, float32 and 8-bit");
     if ((rc = scales_ok(c, ys, "y_scale"))) return rc;
-    if (act != FT_ACT_NONE && act != FT_ACT_RELU && act != FT_ACT_CLIP && act != FT_ACT_GELU && act != FT_ACT_SIGMOID &&
-        act != FT_ACT_SILU)
+    if (!ft_i8_act_vector(act))
       return ft_infer_fail(c, FT_EUNSUPPORTED, "a requantized QDQ output takes Relu, Clip, Gelu, Sigmoid or Silu, no other activation");
     c->out[0]->dtype = yz->dtype;
   }

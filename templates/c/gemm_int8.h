@@ -172,6 +172,13 @@ static size_t ft_i8_pack_b(const int64_t *p, const void *src, void *dst) {
   return ft_i8_pack_b_raw(p[FT_I8_K], p[FT_I8_N], p[FT_I8_B_RS], p[FT_I8_B_CS], (int)p[FT_I8_B_SIGNED], src, dst);
 }
 
+/* the activations the epilogue applies to 16 values in registers (ft_i8_act_v), the ones a
+ * requantized (FT_I8_YQ) output may take */
+static inline int ft_i8_act_vector(int64_t a) {
+  return a == FT_ACT_NONE || a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_GELU || a == FT_ACT_SIGMOID ||
+         a == FT_ACT_SILU;
+}
+
 /* ---- one call's state ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -502,10 +509,7 @@ static void ft_i8_epilogue(const ft_i8_ctx *c, int32_t *tile, int64_t m0, int64_
  * itself runs on 16 lanes, so the bits are the same. Done here, not in a pass over the stored
  * row: that pass reloaded values just written by masked stores, which AMD cores do not
  * forward (BERT-base int8 spent about a tenth of its time in the GELU pass). */
-static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) {
-  int a = c->act.act;
-  return a == FT_ACT_RELU || a == FT_ACT_CLIP || a == FT_ACT_GELU || a == FT_ACT_SIGMOID || a == FT_ACT_SILU;
-}
+static inline int ft_i8_act_in_regs(const ft_i8_ctx *c) { return ft_i8_act_vector(c->act.act); }
 static inline __attribute__((always_inline)) __m512 ft_i8_act_v(const ft_i8_ctx *c, __m512 v) {
   switch (c->act.act) {
   case FT_ACT_RELU: return _mm512_max_ps(_mm512_setzero_ps(), v);
