@@ -80,6 +80,36 @@ Test(program, weights_open_maps_and_checks) {
   ft_weights_close(&w);
 }
 
+/* A file of 2 MiB or more is copied to memory aligned to 2 MiB (for huge pages): the same
+ * payload bytes, the header checked on the copy, and refused like any other when it is wrong. */
+Test(program, weights_open_copies_large_files) {
+  char err[256] = "";
+  size_t n = FT_WEIGHTS_HUGE_BYTES + 4096 + 20; /* not a whole number of pages */
+  unsigned char *big = malloc(n);
+  cr_assert_not_null(big);
+  for (size_t i = 0; i < n; i++) big[i] = (unsigned char)(i * 2654435761u >> 13);
+  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
+  ft_weights_header(head, n, FTP_MODEL_HASH);
+  char *path = tu_fmt("%s/big.weights", dir);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fwrite(head, 1, sizeof head, f);
+  fwrite(big, 1, n, f);
+  fclose(f);
+  ft_weights w;
+  cr_assert_eq(ft_weights_open(&w, path, NULL, FTP_MODEL_HASH, n, err, sizeof err), 0, "%s", err);
+  cr_assert_eq((uintptr_t)w.map % ((uintptr_t)2 << 20), 0, "the copy is not 2 MiB aligned");
+  cr_assert_geq(w.map_len, n + FT_WEIGHTS_HEADER_BYTES);
+  cr_assert_eq(w.data, (const unsigned char *)w.map + FT_WEIGHTS_HEADER_BYTES);
+  cr_assert_eq(memcmp(w.data, big, n), 0, "the copy's payload differs from the file's");
+  ft_weights_close(&w);
+  cr_assert_null(w.map);
+  cr_assert_neq(ft_weights_open(&w, path, NULL, FTP_MODEL_HASH, n - 1, err, sizeof err), 0);
+  cr_assert(strstr(err, "this program wants"), "%s", err);
+  cr_assert_null(w.map);
+  free(big);
+}
+
 /* Every refusal: its exit code, and a message naming the file and the reason. */
 Test(program, weights_open_refuses) {
   char err[256];
