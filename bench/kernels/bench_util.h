@@ -27,13 +27,25 @@ static inline void fill(float *x, int64_t n, unsigned seed) {
   }
 }
 
-/* Median time of one run of fn over at least 5 runs and `secs` seconds. */
+/* Set (bench_cold_bytes > 0): before each timed run, this many bytes of another buffer are
+ * written, so that the run finds its operands in DRAM, as a call does in a whole model whose
+ * weights are larger than the caches (the writes are not timed). */
+static size_t bench_cold_bytes;
+static inline void bench_evict(void) {
+  static unsigned char *buf;
+  if (!bench_cold_bytes) return;
+  if (!buf && !(buf = (unsigned char *)malloc(bench_cold_bytes))) { fprintf(stderr, "out of memory\n"); exit(1); }
+  for (size_t i = 0; i < bench_cold_bytes; i += 64) buf[i] = (unsigned char)(buf[i] + 1);
+}
+
+/* Median time of one run of fn over at least 5 runs and `secs` seconds (cold: see above). */
 typedef void (*run_fn)(void *);
 static inline double median_time(run_fn fn, void *arg, double secs) {
   double t[4096];
   int n = 0;
   fn(arg);
   for (double start = now(); n < 4096 && (n < 5 || now() - start < secs);) {
+    bench_evict();
     double t0 = now();
     fn(arg);
     t[n++] = now() - t0;

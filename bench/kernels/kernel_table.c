@@ -7,6 +7,11 @@
  * the row says so) and the residual (a sum post-op), in the planned order.
  *
  *   kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd] [--max-m M]
+ *                [--cold MB]
+ *
+ * --cold MB writes MB MiB of another buffer before every timed run, ftax's and oneDNN's alike:
+ * the call then finds its weights and inputs in DRAM, as in a whole model whose weights are
+ * larger than the caches, where a call run again and again finds them in cache.
  *
  * --max-m M keeps the MatMul/Gemm calls of at most M rows (no convs) and adds the GB/s of their
  * weights (N * K * 4 bytes per call): a GEMM of few rows streams B and is bound by bandwidth.
@@ -328,7 +333,7 @@ static double flops_of(const shape_row *r) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd] [--max-m M]\n");
+  fprintf(stderr, "usage: kernel_table MODEL.onnx [--dim SYM=N]... [--threads N] [--secs S] [--label NAME] [--no-winograd] [--max-m M] [--cold MB]\n");
   return 1;
 }
 
@@ -346,6 +351,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
     else if (!strcmp(argv[i], "--no-winograd")) no_wino = 1; /* 3x3 convs as ftaxc --no-winograd plans them */
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--cold") && i + 1 < argc) bench_cold_bytes = (size_t)atoi(argv[++i]) << 20;
     else if (argv[i][0] != '-' && !model) model = argv[i];
     else return usage();
   }
@@ -388,11 +394,12 @@ int main(int argc, char **argv) {
   dnnl_engine_t eng;
   CHECK_DNNL(dnnl_engine_create(&eng, dnnl_cpu, 0));
   if (max_m > 0)
-    printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax GB/s | oneDNN GB/s | ftax / oneDNN time |\n"
-           "|---|---:|---:|---:|---:|---:|---:|\n", label ? label : model, threads, threads == 1 ? "" : "s");
+    printf("| %s, %d thread%s%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax GB/s | oneDNN GB/s | ftax / oneDNN time |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n", label ? label : model, threads, threads == 1 ? "" : "s",
+           bench_cold_bytes ? ", cold" : "");
   else
-    printf("| %s, %d thread%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax / oneDNN time |\n|---|---:|---:|---:|---:|\n",
-           label ? label : model, threads, threads == 1 ? "" : "s");
+    printf("| %s, %d thread%s%s | calls | ftax GFLOP/s | oneDNN GFLOP/s | ftax / oneDNN time |\n|---|---:|---:|---:|---:|\n",
+           label ? label : model, threads, threads == 1 ? "" : "s", bench_cold_bytes ? ", cold" : "");
   double tot_f = 0, tot_d = 0;
   for (int r = 0; r < n_rows; r++) {
     const shape_row *row = &rows[r];
