@@ -3,7 +3,7 @@
  * A 64-byte header (the magic "FTAXW001", the payload's size as a native uint64, the model's
  * SHA-256 in hex, zero padded), then the payload: the constants, each at a 64-byte aligned offset
  * the memory plan gave it. ftaxc writes the header with ft_weights_header; a program maps the file
- * (copied to huge pages when it is large) or takes the copy --embed-weights built into it, and
+ * or takes the copy --embed-weights built into it (either copied to huge pages when large), and
  * checks it with ft_weights_open before it uses a byte of it, so weights of another model or
  * another shape are refused, not run. */
 #ifndef FT_WEIGHTS_H
@@ -27,8 +27,8 @@ static void ft_weights_header(unsigned char head[FT_WEIGHTS_HEADER_BYTES], uint6
   snprintf((char *)head + 16, 48, "%.47s", hash);
 }
 
-/* Weights a program runs on: data is the payload; map the file's mapping, or its copy on huge
- * pages (NULL for built-in weights), kept until ft_weights_close. */
+/* Weights a program runs on: data is the payload; map the file's mapping, or the copy on huge
+ * pages (NULL for small built-in weights, read where they are), kept until ft_weights_close. */
 typedef struct ft_weights {
   const unsigned char *data;
   void *map;
@@ -70,7 +70,8 @@ static int ft_weights_check(const unsigned char *h, size_t len, const char *hash
   return 0;
 }
 
-/* Weights read from a file of at least this many bytes are copied to memory on 2 MiB pages. */
+/* Weights of at least this many bytes (a file's, or those built in) are copied to memory on
+ * 2 MiB pages. */
 #define FT_WEIGHTS_HUGE_BYTES ((size_t)2 << 20)
 
 /* The file's mapping map (len bytes) copied to anonymous memory aligned to 2 MiB and advised
@@ -139,6 +140,15 @@ static int ft_weights_open(ft_weights *w, const char *path, const unsigned char 
   if (rc) {
     ft_weights_close(w);
     return rc;
+  }
+  if (!path && len >= FT_WEIGHTS_HUGE_BYTES) { /* built in: the program's own pages are 4 KiB too */
+    size_t cap = 0;
+    unsigned char *copy = ft_weights_huge_copy(h, len, &cap);
+    if (copy) {
+      w->map = copy;
+      w->map_len = cap;
+      h = copy;
+    }
   }
   w->data = h + FT_WEIGHTS_HEADER_BYTES;
   return 0;

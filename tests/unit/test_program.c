@@ -80,9 +80,9 @@ Test(program, weights_open_maps_and_checks) {
   ft_weights_close(&w);
 }
 
-/* A file of 2 MiB or more is copied to memory aligned to 2 MiB (for huge pages): the same
- * payload bytes, the header checked on the copy, and refused like any other when it is wrong. */
-Test(program, weights_open_copies_large_files) {
+/* Weights of 2 MiB or more are copied to memory aligned to 2 MiB (for huge pages): the same
+ * payload bytes, the header checked, a wrong file refused like any other; built-in ones too. */
+Test(program, weights_open_copies_large_weights) {
   char err[256] = "";
   size_t n = FT_WEIGHTS_HUGE_BYTES + 4096 + 20; /* not a whole number of pages */
   unsigned char *big = malloc(n);
@@ -107,6 +107,17 @@ Test(program, weights_open_copies_large_files) {
   cr_assert_neq(ft_weights_open(&w, path, NULL, FTP_MODEL_HASH, n - 1, err, sizeof err), 0);
   cr_assert(strstr(err, "this program wants"), "%s", err);
   cr_assert_null(w.map);
+  /* built in (--embed-weights): copied the same way, the program's bytes left as they are */
+  unsigned char *blob = malloc(FT_WEIGHTS_HEADER_BYTES + n);
+  cr_assert_not_null(blob);
+  memcpy(blob, head, FT_WEIGHTS_HEADER_BYTES);
+  memcpy(blob + FT_WEIGHTS_HEADER_BYTES, big, n);
+  cr_assert_eq(ft_weights_open(&w, NULL, blob, FTP_MODEL_HASH, n, err, sizeof err), 0, "%s", err);
+  cr_assert_eq((uintptr_t)w.map % ((uintptr_t)2 << 20), 0);
+  cr_assert_eq(w.data, (const unsigned char *)w.map + FT_WEIGHTS_HEADER_BYTES);
+  cr_assert_eq(memcmp(w.data, big, n), 0);
+  ft_weights_close(&w);
+  free(blob);
   free(big);
 }
 
