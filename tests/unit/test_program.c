@@ -33,17 +33,22 @@ TestSuite(program, .init = setup, .fini = teardown);
 
 static const float payload[4] = {2, -3, 0.5f, 10};
 
-/* A weights file: the header ft_weights_header writes for (size, hash), then n payload bytes. */
-static char *weights_file(const char *name, uint64_t size, const char *hash, size_t n) {
+/* A weights file: the header ft_weights_header writes for (size, hash), then n bytes of body. */
+static char *weights_file_of(const char *name, uint64_t size, const char *hash, const void *body, size_t n) {
   unsigned char head[FT_WEIGHTS_HEADER_BYTES];
   ft_weights_header(head, size, hash);
   char *path = tu_fmt("%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
   cr_assert_not_null(f);
   fwrite(head, 1, sizeof head, f);
-  fwrite(payload, 1, n, f);
+  fwrite(body, 1, n, f);
   fclose(f);
   return path;
+}
+
+/* The same with n bytes of the test payload. */
+static char *weights_file(const char *name, uint64_t size, const char *hash, size_t n) {
+  return weights_file_of(name, size, hash, payload, n);
 }
 
 Test(program, weights_header_layout) {
@@ -88,14 +93,7 @@ Test(program, weights_open_copies_large_weights) {
   unsigned char *big = malloc(n);
   cr_assert_not_null(big);
   for (size_t i = 0; i < n; i++) big[i] = (unsigned char)(i * 2654435761u >> 13);
-  unsigned char head[FT_WEIGHTS_HEADER_BYTES];
-  ft_weights_header(head, n, FTP_MODEL_HASH);
-  char *path = tu_fmt("%s/big.weights", dir);
-  FILE *f = fopen(path, "wb");
-  cr_assert_not_null(f);
-  fwrite(head, 1, sizeof head, f);
-  fwrite(big, 1, n, f);
-  fclose(f);
+  char *path = weights_file_of("big.weights", n, FTP_MODEL_HASH, big, n);
   ft_weights w;
   cr_assert_eq(ft_weights_open(&w, path, NULL, FTP_MODEL_HASH, n, err, sizeof err), 0, "%s", err);
   cr_assert_eq((uintptr_t)w.map % ((uintptr_t)2 << 20), 0, "the copy is not 2 MiB aligned");
@@ -110,7 +108,7 @@ Test(program, weights_open_copies_large_weights) {
   /* built in (--embed-weights): copied the same way, the program's bytes left as they are */
   unsigned char *blob = malloc(FT_WEIGHTS_HEADER_BYTES + n);
   cr_assert_not_null(blob);
-  memcpy(blob, head, FT_WEIGHTS_HEADER_BYTES);
+  ft_weights_header(blob, n, FTP_MODEL_HASH);
   memcpy(blob + FT_WEIGHTS_HEADER_BYTES, big, n);
   cr_assert_eq(ft_weights_open(&w, NULL, blob, FTP_MODEL_HASH, n, err, sizeof err), 0, "%s", err);
   cr_assert_eq((uintptr_t)w.map % ((uintptr_t)2 << 20), 0);
