@@ -70,18 +70,18 @@ static int ft_weights_check(const unsigned char *h, size_t len, const char *hash
   return 0;
 }
 
-/* Weights of at least this many bytes (a file's, or those built in) are copied to memory on
- * 2 MiB pages. */
+/* A huge page: weights of at least this many bytes (a file's, or those built in) are copied to
+ * memory aligned to it. */
 #define FT_WEIGHTS_HUGE_BYTES ((size_t)2 << 20)
 
-/* The file's mapping map (len bytes) copied to anonymous memory aligned to 2 MiB and advised
- * to be on huge pages (transparent huge pages, where the kernel has them), read-only after the
- * copy; NULL where that memory cannot be had (the caller keeps the file mapping). A file mapping
- * is on 4 KiB pages: a model that streams its weights once per run (ViT-B/16: 346 MB, every
- * weight read once per inference) then takes a TLB miss every 4 KiB and the hardware prefetch
- * stops at each page boundary. *cap: the bytes mapped. */
-static unsigned char *ft_weights_huge_copy(const void *map, size_t len, size_t *cap) {
-  size_t al = (size_t)2 << 20, n = (len + al - 1) / al * al;
+/* The len bytes at src copied to anonymous memory aligned to a huge page and advised to be on
+ * huge pages (transparent huge pages, where the kernel has them), read-only after the copy; NULL
+ * where that memory cannot be had (the caller keeps reading src). A file mapping, or a program's
+ * own data, is on 4 KiB pages: a model that streams its weights once per run (ViT-B/16: 346 MB,
+ * every weight read once per inference) then takes a TLB miss every 4 KiB and the hardware
+ * prefetch stops at each page boundary. *cap: the bytes mapped. */
+static unsigned char *ft_weights_huge_copy(const void *src, size_t len, size_t *cap) {
+  size_t al = FT_WEIGHTS_HUGE_BYTES, n = (len + al - 1) / al * al;
   if (n < len || n + al < n) return NULL;
   unsigned char *m = (unsigned char *)mmap(NULL, n + al, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return NULL;
@@ -91,7 +91,7 @@ static unsigned char *ft_weights_huge_copy(const void *map, size_t len, size_t *
 #ifdef MADV_HUGEPAGE
   madvise(q, n, MADV_HUGEPAGE); /* advice only: without it the copy is on 4 KiB pages, as the file was */
 #endif
-  memcpy(q, map, len);
+  memcpy(q, src, len);
   mprotect(q, n, PROT_READ);
   *cap = n;
   return q;
@@ -127,28 +127,20 @@ static int ft_weights_open(ft_weights *w, const char *path, const unsigned char 
     }
     w->map = map;
     w->map_len = len;
-    size_t cap = 0;
-    unsigned char *copy = len >= FT_WEIGHTS_HUGE_BYTES ? ft_weights_huge_copy(map, len, &cap) : NULL;
-    if (copy) {
-      munmap(map, len);
-      w->map = copy;
-      w->map_len = cap;
-    }
-    h = (const unsigned char *)w->map;
+    h = (const unsigned char *)map;
   }
   int rc = ft_weights_check(h, len, hash, size, path, err, n);
   if (rc) {
     ft_weights_close(w);
     return rc;
   }
-  if (!path && len >= FT_WEIGHTS_HUGE_BYTES) { /* built in: the program's own pages are 4 KiB too */
-    size_t cap = 0;
-    unsigned char *copy = ft_weights_huge_copy(h, len, &cap);
-    if (copy) {
-      w->map = copy;
-      w->map_len = cap;
-      h = copy;
-    }
+  size_t cap = 0; /* checked weights, from the file or built in: large ones onto huge pages */
+  unsigned char *copy = len >= FT_WEIGHTS_HUGE_BYTES ? ft_weights_huge_copy(h, len, &cap) : NULL;
+  if (copy) {
+    if (w->map) munmap(w->map, w->map_len);
+    w->map = copy;
+    w->map_len = cap;
+    h = copy;
   }
   w->data = h + FT_WEIGHTS_HEADER_BYTES;
   return 0;
