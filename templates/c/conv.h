@@ -1111,9 +1111,9 @@ typedef struct ft_pwt_out {
  * The weights of a layer on a small plane (ResNet-50's last stage: 4-9 MB per conv, used once
  * per inference) come from DRAM; the first tile of each panel then waited on it at the pace of
  * its own reads (the hardware prefetcher does not run far enough ahead), and its convs took
- * 1.5x their in-cache time. Each tile of the item fetches its slice of the next panel, so the
- * stream runs at a fraction of DRAM bandwidth while the tiles compute. The last slice may run
- * past the next panel: a prefetch is a hint and never faults. */
+ * 1.5x their in-cache time. The tiles that run before the next panel's first one each fetch a
+ * slice of it (ft_pwt_run), so the stream runs at a fraction of DRAM bandwidth while they
+ * compute. The last slice may run past the next panel: a prefetch is a hint and never faults. */
 static inline __attribute__((always_inline)) const float *ft_pwt_prefetch(const float *pf, int64_t pfs) {
   if (pf) {
     __builtin_prefetch(pf, 0, 2);
@@ -1299,13 +1299,15 @@ static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
     int nc = Mg - jr * FT_GEMM_NR < FT_GEMM_NR ? (int)(Mg - jr * FT_GEMM_NR) : FT_GEMM_NR;
     /* the block's rows in ns tiles of nearly equal size (49 = 13 + 12 + 12 + 12) */
     int64_t rows = h1 - h0, ns = (rows + FT_PWT_MR - 1) / FT_PWT_MR, hw = h0;
-    /* panel order: the next item reads the next panel (the same block's, or the next one's
-       from its start); tile s prefetches slice s of it */
-    const float *next = c->panel_fast && jr + 1 < c->np ? bp + c->ksteps * FT_GEMM_NR : NULL;
-    o.pfs = (FT_GEMM_NR + ns - 1) / ns;
+    /* The next panel is read next: by the same block's next item in panel order, after the
+       panel's last block in block order. It is cut into one slice per tile that runs before
+       it (this item's tiles, or every block's tiles in block order); tile s takes its own. */
+    const float *next = jr + 1 < c->np ? bp + c->ksteps * FT_GEMM_NR : NULL;
+    int64_t slices = c->panel_fast ? ns : ns * c->nb, slice0 = c->panel_fast ? 0 : blk * ns;
+    o.pfs = (FT_GEMM_NR + slices - 1) / slices;
     for (int64_t s = 0; s < ns; s++) {
       int mr = (int)(rows / ns + (s < rows % ns));
-      o.pf = next ? next + s * c->ksteps * o.pfs : NULL;
+      o.pf = next ? next + (slice0 + s) * c->ksteps * o.pfs : NULL;
       c->tiles[mr][nc > 16](c->ksteps, bp, &o, hw, jr * FT_GEMM_NR, nc);
       hw += mr;
     }
