@@ -1059,8 +1059,10 @@ static void ft_gemm_run(const ft_gemm_op *g) {
  * rows) the lines ahead are already there. A prefetch past B's end is a hint and never
  * faults. Whole programs, 1 thread, Zen 5, alternating with and without: BERT-base seq 8
  * 12.7 -> 9.1 ms, GPT-2 seq 16 18.6 -> 15.5 ms, ResNet-50 (Winograd 256x14x14) 32.6-33.8 ->
- * 31.4-32.6 ms; 4096 measured the same as this. */
+ * 31.4-32.6 ms; 4096 measured the same as this. 0 compiles the prefetch out. */
+#ifndef FT_GEMM_SMALL_PFD
 #define FT_GEMM_SMALL_PFD 2048
+#endif
 
 typedef struct ft_gemm_small_plan { int ms, nv; } ft_gemm_small_plan;
 
@@ -1103,8 +1105,10 @@ static inline __attribute__((always_inline)) void ft_gemm_small_tile(const int m
     k = K;
   }
   for (; k < K; k++) {
-    __builtin_prefetch(b + FT_GEMM_SMALL_PFD, 0, 2);
-    __builtin_prefetch(b + FT_GEMM_SMALL_PFD + 16, 0, 2);
+    if (FT_GEMM_SMALL_PFD) {
+      __builtin_prefetch(b + FT_GEMM_SMALL_PFD, 0, 2);
+      __builtin_prefetch(b + FT_GEMM_SMALL_PFD + 16, 0, 2);
+    }
     ft_v16f b0 = *(const ft_v16u *)b, b1 = {0};
     if (nv == 2) b1 = *(const ft_v16u *)(b + 16);
 #pragma GCC unroll 16
