@@ -1103,25 +1103,12 @@ typedef struct ft_pwt_out {
   const ft_gemm_epi *e;
   int yblk; /* Y blocked (FT_CV_Y_BLOCKED): no residual, output channels a multiple of 16 */
   int xblk; /* X blocked (FT_CV_X_BLOCKED): input channels a multiple of 16, K steps of 16 */
-  const float *pf; /* NULL, or where this tile prefetches: see ft_pwt_prefetch */
-  int64_t pfs;     /* floats pf advances per k step */
+  /* NULL, or this tile's slice of the next W panel, pfs bytes of it prefetched a k step
+   * (ft_prefetch_step, ft_pwt_run). A layer on a small plane (ResNet-50's last stage: 4-9 MB
+   * of weights per conv) took 1.5x its in-cache time without. */
+  const char *pf;
+  int64_t pfs;
 } ft_pwt_out;
-
-/* A tile's prefetch of the panel its item's successor reads, into L2, pfs floats per k step.
- * The weights of a layer on a small plane (ResNet-50's last stage: 4-9 MB per conv, used once
- * per inference) come from DRAM; the first tile of each panel then waited on it at the pace of
- * its own reads (the hardware prefetcher does not run far enough ahead), and its convs took
- * 1.5x their in-cache time. The tiles that run before the next panel's first one each fetch a
- * slice of it (ft_pwt_run), so the stream runs at a fraction of DRAM bandwidth while they
- * compute. The last slice may run past the next panel: a prefetch is a hint and never faults. */
-static inline __attribute__((always_inline)) const float *ft_pwt_prefetch(const float *pf, int64_t pfs) {
-  if (pf) {
-    __builtin_prefetch(pf, 0, 2);
-    if (pfs > 16) __builtin_prefetch(pf + 16, 0, 2);
-    pf += pfs;
-  }
-  return pf;
-}
 
 /* Output channels co0 + [0, nc) (nc <= 16) of HW rows [hw0, hw0 + mr) from one accumulator
  * vector per row (lane j: channel co0 + j), through the epilogue. */
@@ -1196,10 +1183,11 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
   int64_t xs = o->xs;
   if (o->xblk) { /* channel k of row i at x[k / 16 * 16 xs + 16 i + k % 16]: same products, same order */
-    const float *x = o->x + hw0 * 16, *pf = o->pf;
+    const float *x = o->x + hw0 * 16;
+    const char *pf = o->pf;
     for (int64_t k0 = 0; k0 < K; k0 += 16, x += 16 * xs)
       for (int kk = 0; kk < 16; kk++) {
-        pf = ft_pwt_prefetch(pf, o->pfs);
+        pf = ft_prefetch_step(pf, o->pfs);
         ft_v16f b0 = *(const ft_v16u *)bp, b1 = {0};
         if (nv == 2) b1 = *(const ft_v16u *)(bp + 16);
 #pragma GCC unroll 16
@@ -1213,9 +1201,10 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
     if (nv == 2) ft_pwt_store(mr, c1, o, hw0, co0 + 16, nc - 16);
     return;
   }
-  const float *x = o->x + hw0, *pf = o->pf;
+  const float *x = o->x + hw0;
+  const char *pf = o->pf;
   for (int64_t k = 0; k < K; k++) {
-    pf = ft_pwt_prefetch(pf, o->pfs);
+    pf = ft_prefetch_step(pf, o->pfs);
     ft_v16f b0 = *(const ft_v16u *)bp, b1 = {0};
     if (nv == 2) b1 = *(const ft_v16u *)(bp + 16);
 #pragma GCC unroll 16
@@ -1304,10 +1293,10 @@ static void ft_pwt_run(const void *ctx, int64_t lo, int64_t hi) {
        it (this item's tiles, or every block's tiles in block order); tile s takes its own. */
     const float *next = jr + 1 < c->np ? bp + c->ksteps * FT_GEMM_NR : NULL;
     int64_t slices = c->panel_fast ? ns : ns * c->nb, slice0 = c->panel_fast ? 0 : blk * ns;
-    o.pfs = (FT_GEMM_NR + slices - 1) / slices;
+    o.pfs = 4 * ((FT_GEMM_NR + slices - 1) / slices);
     for (int64_t s = 0; s < ns; s++) {
       int mr = (int)(rows / ns + (s < rows % ns));
-      o.pf = next ? next + (slice0 + s) * c->ksteps * o.pfs : NULL;
+      o.pf = next ? (const char *)next + (slice0 + s) * c->ksteps * o.pfs : NULL;
       c->tiles[mr][nc > 16](c->ksteps, bp, &o, hw, jr * FT_GEMM_NR, nc);
       hw += mr;
     }

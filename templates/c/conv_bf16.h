@@ -76,12 +76,12 @@ static inline __attribute__((always_inline)) void ft_bf16_pwt_tile(const int mr,
                                                                    const float *bpf, const ft_pwt_out *o,
                                                                    int64_t hw0, int64_t co0, int nc) {
   const uint32_t *bp = (const uint32_t *)(const void *)bpf, *x = (const uint32_t *)(const void *)o->x + hw0;
-  const float *pf = o->pf; /* the next panel, in the same words: FT_GEMM_NR per step */
+  const char *pf = o->pf; /* the next panel's slice: its words are 4 bytes, as fp32's */
   ft_v16f c0[FT_PWT_MR], c1[FT_PWT_MR];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
   for (int64_t kp = 0; kp < K2; kp++) {
-    pf = ft_pwt_prefetch(pf, o->pfs);
+    pf = ft_prefetch_step(pf, o->pfs);
     ft_v16w b0 = *(const ft_v16wu *)bp, b1 = {0};
     if (nv == 2) b1 = *(const ft_v16wu *)(bp + 16);
 #pragma GCC unroll 16

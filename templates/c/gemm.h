@@ -48,6 +48,19 @@
                       * conv weights come from DRAM in a whole model */
 #define FT_GEMM_PF(a) __builtin_prefetch((a) + FT_GEMM_MR * 128)
 #endif
+/* One k-step's share of a prefetch into L2 that runs beside a tile's loop: the lines of the
+ * bytes bytes at pf (a line or a few), then pf moved past them; pf NULL: nothing. In a whole
+ * model the weights come from DRAM once per run and a tile's first pass over a panel waited
+ * on them (the hardware prefetch does not run far enough ahead), so the kernels that stream
+ * weights (conv.h's transposed tile, the bf16 and int8 GEMMs) fetch a slice of the panel read
+ * next while they compute this one. A slice may run past the weights' end: a prefetch is a
+ * hint and never faults. */
+static inline __attribute__((always_inline)) const char *ft_prefetch_step(const char *pf, int64_t bytes) {
+  if (!pf) return NULL;
+  for (int64_t q = 0; q < bytes; q += 64) __builtin_prefetch(pf + q, 0, 2);
+  return pf + bytes;
+}
+
 #ifndef FT_GEMM_KC
 #define FT_GEMM_KC 256 /* K block: a B micro-panel of KC*NR floats (32 KiB) stays in L1 */
 #endif

@@ -243,16 +243,12 @@ static inline __attribute__((always_inline)) void ft_bf16_ukernel_dir(const int 
                                                                        const uint32_t *restrict a,
                                                                        const uint32_t *restrict b, const ft_gemm_op *g,
                                                                        int64_t m0, const ft_gemm_colmap *cm,
-                                                                       const uint32_t *pf, int64_t pfs) {
+                                                                       const char *pf, int64_t pfs) {
   __m512 c0[FT_GEMM_MR], c1[FT_GEMM_MR];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = _mm512_setzero_ps(); c1[i] = _mm512_setzero_ps(); }
   for (int64_t q = 0; q < kc2; q++) {
-    if (pf) { /* this sliver's slice of the next panel (ft_bf16_column) */
-      __builtin_prefetch(pf, 0, 2);
-      if (pfs > 16) __builtin_prefetch(pf + 16, 0, 2);
-      pf += pfs;
-    }
+    pf = ft_prefetch_step(pf, pfs); /* this sliver's slice of the next panel (ft_bf16_column) */
     __m512bh b0 = (__m512bh)_mm512_loadu_si512(b), b1 = (__m512bh)_mm512_loadu_si512(b + 16);
 #pragma GCC unroll 16
     for (int i = 0; i < mr; i++) {
@@ -269,14 +265,14 @@ static inline __attribute__((always_inline)) void ft_bf16_ukernel_dir(const int 
 #define FT_BF16_UKD(MR_)                                                                              \
   static void ft_bf16_ukernel_dir_##MR_(int64_t kc2, const uint32_t *a, const uint32_t *b,             \
                                         const ft_gemm_op *g, int64_t m0, const ft_gemm_colmap *cm,      \
-                                        const uint32_t *pf, int64_t pfs) {                              \
+                                        const char *pf, int64_t pfs) {                                  \
     ft_bf16_ukernel_dir(MR_, kc2, a, b, g, m0, cm, pf, pfs);                                          \
   }
 FT_BF16_UKD(1) FT_GEMM_EACH_MR(FT_BF16_UKD)
 #undef FT_BF16_UKD
 
 typedef void (*ft_bf16_ukd_fn)(int64_t, const uint32_t *, const uint32_t *, const ft_gemm_op *, int64_t,
-                               const ft_gemm_colmap *, const uint32_t *, int64_t);
+                               const ft_gemm_colmap *, const char *, int64_t);
 static const ft_bf16_ukd_fn ft_bf16_ukd_table[FT_GEMM_MR + 1] = {
     NULL, ft_bf16_ukernel_dir_1, ft_bf16_ukernel_dir_2, ft_bf16_ukernel_dir_3, ft_bf16_ukernel_dir_4,
     ft_bf16_ukernel_dir_5, ft_bf16_ukernel_dir_6, ft_bf16_ukernel_dir_7, ft_bf16_ukernel_dir_8,
@@ -305,16 +301,14 @@ static void ft_bf16_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
   if (nblk == 1 && g->e.bias_cs == 0) { /* a bias per row or none (the store's case) */
     ft_gemm_colmap cm;
     ft_gemm_colmap_init(g, n0, &cm);
-    /* Packed weights: the same thread usually runs the next panel next (parallel.h's shares),
-       and in a whole model it comes from DRAM, where its first sliver waited on it; each
-       sliver here prefetches a slice of it, as the fp32 core does (gemm.h). A slice may run
-       past the weights' end: a prefetch is a hint and never faults. */
+    /* Packed weights: the same thread usually runs the next panel next (parallel.h's shares);
+       each sliver prefetches a slice of it (ft_prefetch_step), pfs bytes a k pair */
     const uint32_t *next = g->bp && n0 + FT_GEMM_NR < g->N ? bpan + K2 * FT_GEMM_NR : NULL;
-    int64_t ns = (m1 - m0 + FT_GEMM_MR - 1) / FT_GEMM_MR, pfs = ns ? (FT_GEMM_NR + ns - 1) / ns : 0;
+    int64_t ns = (m1 - m0 + FT_GEMM_MR - 1) / FT_GEMM_MR, pfs = ns ? 4 * ((FT_GEMM_NR + ns - 1) / ns) : 0;
     for (int64_t ir = m0; ir < m1; ir += FT_GEMM_MR) {
       int mr = m1 - ir < FT_GEMM_MR ? (int)(m1 - ir) : FT_GEMM_MR;
-      ft_bf16_ukd_table[mr](K2, ap + ir * K2, bpan, g, ir, &cm, next ? next + (ir - m0) / FT_GEMM_MR * K2 * pfs : NULL,
-                            pfs);
+      ft_bf16_ukd_table[mr](K2, ap + ir * K2, bpan, g, ir, &cm,
+                            next ? (const char *)next + (ir - m0) / FT_GEMM_MR * K2 * pfs : NULL, pfs);
     }
     return;
   }

@@ -691,17 +691,14 @@ static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t
 #define FT_I8_KERNEL_RNV(NAME, R, NV)                                                            \
   static void NAME(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, \
                    int64_t taps, const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc, \
-                   const uint8_t *pf, int64_t pfs) {                                             \
+                   const char *pf, int64_t pfs) {                                                \
     __m512i acc[R][NV];                                                                          \
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++)                                          \
       _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_si512();   \
     for (int64_t t = 0; t < taps; t++) {                                                         \
       const uint8_t *bg = b + toff[t];                                                           \
       for (int64_t g = 0; g < G; g++, a += 4 * FT_I8_MR, bg += bstride) {                        \
-        if (pf) { /* this sliver's slice of the next panel: ft_i8_gemm_run */                    \
-          for (int64_t q = 0; q < pfs; q += 64) __builtin_prefetch(pf + q, 0, 2);                \
-          pf += pfs;                                                                             \
-        }                                                                                        \
+        pf = ft_prefetch_step(pf, pfs); /* this sliver's slice of the next panel: ft_i8_gemm_run */ \
         __m512i bv[NV];                                                                          \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = _mm512_loadu_si512((const void *)(bg + v * 64)); \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                    \
@@ -724,7 +721,7 @@ static __attribute__((noinline)) void ft_i8_epi_tile(const ft_i8_ctx *c, int32_t
 #define FT_I8_KERNEL_NV(NV)                                                                      \
   static void ft_i8_kernel_##NV(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, \
                                 int64_t taps, const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc, \
-                                const uint8_t *pf, int64_t pfs) {                                \
+                                const char *pf, int64_t pfs) {                                   \
     (void)pf; (void)pfs;                                                                         \
     int32_t acc[FT_I8_MR][NV * 16];                                                              \
     memset(acc, 0, sizeof acc);                                                                  \
@@ -753,7 +750,7 @@ FT_I8_KERNEL_NV(4)
  * not NULL, what to prefetch, pfs bytes a group */
 static void ft_i8_micro(const ft_i8_ctx *c, const int8_t *a, const uint8_t *b, int64_t G, int64_t bstride, int64_t taps,
                         const int64_t *toff, int64_t r0, int64_t nr, int64_t j0, int64_t nc, int64_t w,
-                        const uint8_t *pf, int64_t pfs) {
+                        const char *pf, int64_t pfs) {
 #define FT_I8_K_ARGS c, a, b, G, bstride, taps, toff, r0, nr, j0, nc, pf, pfs
 #ifdef FT_I8_VNNI
   if (nr <= 4) {
@@ -792,10 +789,8 @@ static void ft_i8_gemm_run(const void *ctx, int64_t lo, int64_t hi) {
     int64_t r0 = s * FT_I8_MR, nr = c->rows - r0 < FT_I8_MR ? c->rows - r0 : FT_I8_MR;
     int64_t nc = c->N - j0 < w ? c->N - j0 : w;
     /* The next panel is read next, by sliver 0 after this panel's last: each sliver prefetches
-       a slice of it into L2 while it computes. The weights come from DRAM once per run; the
-       first sliver of a panel waited on them. The last slice may run past the packed B: a
-       prefetch is a hint and never faults. */
-    const uint8_t *next = j0 + FT_I8_NR < c->N16 ? b + FT_I8_NR * c->K4 : NULL;
+       a slice of it (ft_prefetch_step) while it computes */
+    const char *next = j0 + FT_I8_NR < c->N16 ? (const char *)b + FT_I8_NR * c->K4 : NULL;
     int64_t pfs = G ? (FT_I8_NR * c->K4 / slivers + G - 1) / G : 0;
     ft_i8_micro(c, a, b, G, 4 * w, 1, &tap0, r0, nr, j0, nc, w, next ? next + s * G * pfs : NULL, pfs);
   }
