@@ -179,6 +179,28 @@ static inline __attribute__((always_inline)) __m512 ft_v16_sigmoid(__m512 x) {
   __m512 r = _mm512_rcp14_ps(d);
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, one), r);
 }
+
+/* e^x of 16 lanes: fastmath.h's ft_expf (the same clamp, reduction and polynomial) with the
+ * rounding as vroundscaleps and 2^n as vscalefps. The compiler's vectorization of ft_expf keeps
+ * its selects as masked moves and builds 2^n from two exponent fields: about twice the
+ * instructions. Agrees with ft_expf to a float ulp (where the compiler fuses a multiply-add
+ * there and not here, or back). NaN stays NaN. */
+static inline __attribute__((always_inline)) __m512 ft_v16_exp(__m512 x) {
+  __m512 xc = _mm512_min_ps(_mm512_set1_ps(89.0f), x); /* NaN: 89, replaced at the end */
+  xc = _mm512_max_ps(_mm512_set1_ps(-104.0f), xc);
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 q = _mm512_set1_ps(0.0013751407893437366f);
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.008368916341366783f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.041669533109269324f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.1666651845998034f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.49999988595112443f));
+  __m512 er = _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, _mm512_add_ps(_mm512_set1_ps(1.0f), r));
+  __m512 y = _mm512_scalef_ps(er, n);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), y, x);
+}
 #endif
 
 
@@ -293,6 +315,34 @@ static inline __attribute__((always_inline)) void ft_gemm_pack_b_row(float *rest
   *(ft_v16u *)(dst + 16) = v1;
 }
 
+#ifdef __AVX512F__
+/* A B panel from B^T (row-major, rows cs apart, nr <= NR of them from src, each contiguous
+ * along k): per 16 rows and 16 k, 16 masked loads, ft_transpose16, 16 stores; rows past nr come
+ * out zero. The scalar copy wrote one float per store, 128 bytes apart: it was most of the
+ * packing of K^T in attention (key rows in place, 64 floats each). */
+static inline void ft_gemm_pack_bt_panel(const float *src, int64_t cs, int nr, int64_t kc, float *restrict dst) {
+  for (int h = 0; h < FT_GEMM_NR / 16; h++) {
+    const int nh = nr - 16 * h < 0 ? 0 : nr - 16 * h > 16 ? 16 : nr - 16 * h;
+    const float *s = src + 16 * h * cs;
+    for (int64_t k = 0; k < kc; k += 16) {
+      const int kw = kc - k < 16 ? (int)(kc - k) : 16;
+      const __mmask16 km = (__mmask16)((1u << kw) - 1);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; i++) r[i] = i < nh ? _mm512_maskz_loadu_ps(km, s + i * cs + k) : _mm512_setzero_ps();
+      ft_transpose16(r);
+      float *d = dst + k * FT_GEMM_NR + 16 * h;
+      if (kw == 16) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) _mm512_storeu_ps(d + i * FT_GEMM_NR, r[i]);
+      } else {
+        for (int i = 0; i < kw; i++) _mm512_storeu_ps(d + i * FT_GEMM_NR, r[i]);
+      }
+    }
+  }
+}
+#endif
+
 /* Columns j*NR.. of B, k in [k0, k0+kc), into dst (kc x NR). */
 static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t cs, int64_t j,
                                  int64_t k0, int64_t kc, float *restrict dst) {
@@ -303,6 +353,12 @@ static void ft_gemm_pack_b_panel(int64_t N, const float *b, int64_t rs, int64_t 
   } else if (cs == 1) {
     for (int64_t k = 0; k < kc; k++) ft_gemm_pack_b_row(dst + k * FT_GEMM_NR, b + (k0 + k) * rs + n0, nr);
   } else { /* transposed B (B^T row-major): read each column of B along k */
+#ifdef __AVX512F__
+    if (rs == 1) { /* columns contiguous along k: 16x16 blocks through registers */
+      ft_gemm_pack_bt_panel(b + n0 * cs + k0, cs, nr, kc, dst);
+      return;
+    }
+#endif
     if (nr < FT_GEMM_NR) memset(dst, 0, sizeof(float) * (size_t)(kc * FT_GEMM_NR));
     for (int c = 0; c < nr; c++) {
       const float *src = b + (n0 + c) * cs + k0 * rs;

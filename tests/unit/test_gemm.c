@@ -142,6 +142,56 @@ Test(gemm, pack_a_matches_its_layout) {
     }
 }
 
+/* B packed from B^T (row-major, as K^T is packed in attention): element by element against the
+ * layout, with N and K around the vector copy's 16x16 blocks and a panel's two halves. */
+Test(gemm, pack_b_from_transposed_matches_its_layout) {
+  static const int64_t Ns[] = {1, 7, 15, 16, 17, 31, 32, 33, 50};
+  static const int64_t Ks[] = {1, 15, 16, 17, 33, 64};
+  for (size_t ni = 0; ni < sizeof Ns / sizeof *Ns; ni++)
+    for (size_t ki = 0; ki < sizeof Ks / sizeof *Ks; ki++) {
+      int64_t N = Ns[ni], K = Ks[ki], n = ft_gemm_packed_b_floats(K, N);
+      float *BT = rand_buf(N * K), *bp = scratch_buf(sizeof(float) * (size_t)n);
+      memset(bp, 0xff, sizeof(float) * (size_t)n); /* NaNs where nothing was written */
+      ft_gemm_pack_b(K, N, BT, 1, K, bp);
+      for (int64_t j = 0; j * FT_GEMM_NR < N; j++)
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t c = 0; c < FT_GEMM_NR; c++) {
+            int64_t col = j * FT_GEMM_NR + c;
+            float want = col < N ? BT[col * K + k] : 0.0f, got = bp[j * K * FT_GEMM_NR + k * FT_GEMM_NR + c];
+            cr_assert(got == want, "pack_b^T N=%lld K=%lld: k %lld column %lld is %g, want %g", (long long)N,
+                      (long long)K, (long long)k, (long long)col, got, want);
+          }
+      free(BT); free(bp);
+    }
+}
+
+#ifdef __AVX512F__
+/* ft_v16_exp against ft_expf over the whole float range that matters (underflow to overflow),
+ * to a float ulp or two, and the special values exactly. */
+Test(gemm, vector_exp_agrees_with_expf) {
+  float x[16] __attribute__((aligned(64))), y[16] __attribute__((aligned(64)));
+  double worst = 0;
+  for (int64_t i = 0; i < 200000; i += 16) {
+    for (int l = 0; l < 16; l++) x[l] = -110.0f + 205.0f * (float)(i + l) / 200000.0f;
+    _mm512_store_ps(y, ft_v16_exp(_mm512_load_ps(x)));
+    for (int l = 0; l < 16; l++) {
+      float want = ft_expf(x[l]);
+      if (want == 0.0f || isinf(want)) cr_assert(y[l] == want, "exp(%g) = %g, want %g", x[l], y[l], want);
+      else if (want >= 1.17549435e-38f) {
+        double rel = fabs((double)y[l] - want) / want;
+        if (rel > worst) worst = rel;
+      } else cr_assert(fabsf(y[l] - want) <= 2.9e-45f, "exp(%g) = %g, want %g", x[l], y[l], want);
+    }
+  }
+  cr_assert(worst < 2.5e-7, "relative difference %g", worst);
+  const float sp[4] = {NAN, INFINITY, -INFINITY, 0.0f}, want[4] = {NAN, INFINITY, 0.0f, 1.0f};
+  for (int l = 0; l < 16; l++) x[l] = sp[l % 4];
+  _mm512_store_ps(y, ft_v16_exp(_mm512_load_ps(x)));
+  for (int l = 0; l < 16; l++)
+    cr_assert(l % 4 == 0 ? isnan(y[l]) : y[l] == want[l % 4], "exp(%g) = %g", x[l], y[l]);
+}
+#endif
+
 /* C = epilogue(A B) with A and B packed, a bias per column, an activation and optionally a
  * residual (before or after the activation; in place: C holds it), against double loops. */
 static void run_full_k_case(int64_t M, int64_t N, int64_t K, int act, int res, int threads) {
