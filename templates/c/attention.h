@@ -43,18 +43,24 @@ static inline int64_t ft_attention_buf_floats(int64_t kb, int64_t rg, int64_t dk
          2 * rg;
 }
 
-/* Keys per block and rows per work item. Every key in one block when it fits the buffer (no
- * rescaling at all); rows split into groups only as far as needed to give a 16-thread machine
- * work for every thread, since each group packs the keys and values again. Returns 0 when not
- * even one block of NR keys fits (head sizes in the thousands). */
-static inline int ft_attention_tiles(int64_t n1, int64_t n2, int64_t sq, int64_t sk, int64_t dk, int64_t dv,
-                                     int64_t *rg, int64_t *kb) {
-  int64_t groups = (16 + n1 * n2 - 1) / (n1 * n2), most = sq / (4 * FT_GEMM_MR);
+/* Query rows per work item: the rows split into groups only as far as needed to give every
+ * one of `threads` threads work, since each group packs the keys and values again. */
+static inline int64_t ft_attention_rows(int64_t n1, int64_t n2, int64_t sq, int64_t threads) {
+  int64_t groups = (threads + n1 * n2 - 1) / (n1 * n2), most = sq / (4 * FT_GEMM_MR);
   if (groups > most) groups = most;
   if (groups < 1) groups = 1;
   if ((sq + groups - 1) / groups > FT_ATTN_MAX_ROWS) groups = (sq + FT_ATTN_MAX_ROWS - 1) / FT_ATTN_MAX_ROWS;
-  *rg = ft_attention_roundup((sq + groups - 1) / groups, FT_GEMM_MR);
-  if (*rg > sq) *rg = sq;
+  int64_t rg = ft_attention_roundup((sq + groups - 1) / groups, FT_GEMM_MR);
+  return rg > sq ? sq : rg;
+}
+
+/* Keys per block and rows per work item, planned for a 16-thread machine (the kernel takes
+ * longer row groups at run time where it has fewer threads and they fit). Every key in one
+ * block when it fits the buffer (no rescaling at all). Returns 0 when not even one block of NR
+ * keys fits (head sizes in the thousands). */
+static inline int ft_attention_tiles(int64_t n1, int64_t n2, int64_t sq, int64_t sk, int64_t dk, int64_t dv,
+                                     int64_t *rg, int64_t *kb) {
+  *rg = ft_attention_rows(n1, n2, sq, 16);
   if (ft_attention_buf_floats(sk, *rg, dk, dv) <= FT_ATTN_BUF) {
     *kb = sk;
     return 1;
@@ -125,9 +131,16 @@ static void ft_attn_ukernel_mr(int mr, int64_t kc, const float *a, int64_t lda, 
   }
 }
 
-/* Maximum of x[0..n), n >= 1, in 16 lanes that vectorize (a plain select: a NaN score makes
- * its whole row NaN through exp anyway). */
+/* Maximum of x[0..n), n >= 1, in 16 lanes (a plain select: a NaN score makes its whole row
+ * NaN through exp anyway). */
 static inline float ft_attn_rowmax(const float *restrict x, int64_t n) {
+#ifdef __AVX512F__
+  __m512 m = _mm512_set1_ps(x[0]);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + j), m);
+  if (j < n) m = _mm512_mask_max_ps(m, (__mmask16)((1u << (n - j)) - 1), _mm512_maskz_loadu_ps((__mmask16)((1u << (n - j)) - 1), x + j), m);
+  return _mm512_reduce_max_ps(m);
+#else
   float lane[16];
   for (int l = 0; l < 16; l++) lane[l] = x[0];
   int64_t j = 0;
@@ -137,10 +150,28 @@ static inline float ft_attn_rowmax(const float *restrict x, int64_t n) {
   float m = lane[0];
   for (int l = 1; l < 16; l++) m = lane[l] > m ? lane[l] : m;
   return m;
+#endif
 }
 
 /* x = exp(x - m) over x[0..n); returns the sum (16 lanes). */
 static inline float ft_attn_exp_sum(float *restrict x, int64_t n, float m) {
+#ifdef __AVX512F__
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 e = ft_v16_exp(_mm512_sub_ps(_mm512_loadu_ps(x + j), mv));
+    _mm512_storeu_ps(x + j, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (j < n) {
+    const __mmask16 t = (__mmask16)((1u << (n - j)) - 1);
+    __m512 e = ft_v16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + j), mv));
+    _mm512_mask_storeu_ps(x + j, t, e);
+    acc = _mm512_mask_add_ps(acc, t, acc, e);
+  }
+  return _mm512_reduce_add_ps(acc);
+#else
   float lane[16] = {0};
   int64_t j = 0;
   for (; j + 16 <= n; j += 16)
@@ -156,6 +187,7 @@ static inline float ft_attn_exp_sum(float *restrict x, int64_t n, float m) {
   float t = 0;
   for (int l = 0; l < 16; l++) t += lane[l];
   return t;
+#endif
 }
 
 /* The masks on one row of scores s[0..n) (keys j0..j0+n) of query row i. */
@@ -292,12 +324,13 @@ typedef struct {
   const double *f;
   const void *const *in;
   void *const *out;
+  int64_t rg;
 } ft_attention_ctx;
 
-/* Items [lo, hi): a group of RG query rows of one (batch, head). */
+/* Items [lo, hi): a group of rg query rows of one (batch, head). */
 static void ft_attention_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_attention_ctx *c = (const ft_attention_ctx *)ctx;
-  const int64_t n2 = c->p[FT_AT_N2], sq = c->p[FT_AT_SQ], RG = c->p[FT_AT_RG], ng = (sq + RG - 1) / RG;
+  const int64_t n2 = c->p[FT_AT_N2], sq = c->p[FT_AT_SQ], RG = c->rg, ng = (sq + RG - 1) / RG;
   for (int64_t it = lo; it < hi; it++) {
     int64_t grp = it % ng, bh = it / ng, r0 = grp * RG, r1 = r0 + RG < sq ? r0 + RG : sq;
     ft_attention_item(c->p, c->f, c->in, c->out, bh / n2, bh % n2, r0, r1);
@@ -307,11 +340,21 @@ static void ft_attention_run(const void *ctx, int64_t lo, int64_t hi) {
 static void ft_attention_f32(const int64_t *p, const double *f, const void *const *in,
                              void *const *out, void *scratch) {
   (void)scratch;
-  const int64_t n1 = p[FT_AT_N1], n2 = p[FT_AT_N2], sq = p[FT_AT_SQ], RG = p[FT_AT_RG];
+  const int64_t n1 = p[FT_AT_N1], n2 = p[FT_AT_N2], sq = p[FT_AT_SQ];
   if (n1 <= 0 || n2 <= 0 || sq <= 0 || p[FT_AT_DV] <= 0) return;
   const int64_t flops = n1 * n2 * sq * p[FT_AT_SK] * (p[FT_AT_DK] + p[FT_AT_DV]) * 2;
+  /* Fewer threads than the plan's 16 need fewer row groups: ViT-B/16's 12 heads of 197 rows
+   * were 24 items, each packing its head's keys and values; at 1 or 2 threads one item per head
+   * packs them once. The key blocks stay the plan's, so every element is computed the same way
+   * whatever the thread count; not under a causal skip, where a group's last row decides which
+   * keys it leaves out. */
+  int64_t RG = p[FT_AT_RG];
+  if (!p[FT_AT_SKIP]) {
+    int64_t rg = ft_attention_rows(n1, n2, sq, ft_get_threads());
+    if (rg > RG && ft_attention_buf_floats(p[FT_AT_KB], rg, p[FT_AT_DK], p[FT_AT_DV]) <= FT_ATTN_BUF) RG = rg;
+  }
   /* items differ in cost under a causal mask: the pool hands them out as threads get free */
-  ft_attention_ctx c = {p, f, in, out};
+  ft_attention_ctx c = {p, f, in, out, RG};
   ft_parallel_for(n1 * n2 * ((sq + RG - 1) / RG), flops > FT_GEMM_PAR_FLOPS, ft_attention_run, &c);
 }
 

@@ -23,6 +23,7 @@ typedef struct kcase {
   float fill;
   int seq_first; /* q/k/v rows interleaved [S, n1, n2*D] (like torch's seq-first MHA) */
   int colstride;  /* 2: q/k/v columns every other float (0 counts as 1) */
+  int threads;    /* 0: the default */
 } kcase;
 
 static float frand(unsigned *s) {
@@ -31,8 +32,9 @@ static float frand(unsigned *s) {
 }
 
 /* q, k, v in one packed buffer of rows [.., 3*n2*D] (with D = max(dk, dv) columns per head);
- * the output [n1, sq, n2*dv]. Returns the max abs difference to a reference in double. */
-static double run_kernel_case(const kcase *t) {
+ * the output [n1, sq, n2*dv] (copied to keep unless NULL). Returns the max abs difference to a
+ * reference in double. */
+static double run_kernel_case(const kcase *t, float *keep) {
   int64_t n1 = t->n1, n2 = t->n2, sq = t->sq, sk = t->sk, dk = t->dk, dv = t->dv;
   int64_t cs = t->colstride ? t->colstride : 1;
   int64_t dm = dk > dv ? dk : dv, rowlen = 3 * n2 * dm * cs, srows = sq > sk ? sq : sk;
@@ -66,7 +68,10 @@ static double run_kernel_case(const kcase *t) {
   for (int64_t i = 0; i < n1 * sk; i++) selm[i] = frand(&seed) > -0.5f;
   const void *in[5] = {qkv, qkv, qkv, t->add ? addm : NULL, t->sel == FT_AT_SEL_TENSOR ? selm : NULL};
   void *out[1] = {y};
+  if (t->threads) ft_set_threads(t->threads);
   ft_attention_f32(p, f, in, out, NULL);
+  ft_set_threads(0);
+  if (keep) memcpy(keep, y, sizeof(float) * (size_t)(n1 * sq * n2 * dv));
   double worst = 0, *s = malloc(sizeof(double) * (size_t)sk);
   for (int64_t b1 = 0; b1 < n1; b1++)
     for (int64_t b2 = 0; b2 < n2; b2++)
@@ -102,7 +107,7 @@ static double run_kernel_case(const kcase *t) {
 #define KCASE(name, ...)                                              \
   Test(kernel, name) {                                                \
     kcase t = {__VA_ARGS__};                                          \
-    double err = run_kernel_case(&t);                                 \
+    double err = run_kernel_case(&t, NULL);                                 \
     cr_assert(err < 2e-5, "max abs error %g", err);                   \
   }
 
@@ -124,15 +129,32 @@ KCASE(long_select,        2, 1,  30, 530,  8, 12, 0, FT_AT_SEL_TENSOR, 0, 1, -3.
 KCASE(wide_head,          1, 1,  20,  20, 256, 256, 1, FT_AT_SEL_NONE, 0, 0, 0)
 
 Test(kernel, seq_first_rows) {
-  kcase t = {2, 3, 19, 19, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 1, 1};
-  double err = run_kernel_case(&t);
+  kcase t = {2, 3, 19, 19, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 1, 1, 0};
+  double err = run_kernel_case(&t, NULL);
   cr_assert(err < 2e-5, "max abs error %g", err);
 }
 
 Test(kernel, strided_columns) {
-  kcase t = {2, 2, 23, 23, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 0, 2};
-  double err = run_kernel_case(&t);
+  kcase t = {2, 2, 23, 23, 16, 16, 1, FT_AT_SEL_NONE, 0, 0, 0, 0, 2, 0};
+  double err = run_kernel_case(&t, NULL);
   cr_assert(err < 2e-5, "max abs error %g", err);
+}
+
+/* The kernel takes fewer, longer row groups with fewer threads (ft_attention_f32): 200 query
+ * rows of 2 heads are 1 group per head at 1 and 2 threads, 3 or 4 at 7 and more. Every output
+ * is the same float whatever the thread count. */
+Test(kernel, same_floats_whatever_the_thread_count) {
+  static const int threads[] = {1, 2, 7, 16};
+  float *y[4];
+  for (int i = 0; i < 4; i++) {
+    kcase t = {1, 2, 200, 200, 64, 64, 1, FT_AT_SEL_NONE, 0, 0, 0, 0, 0, threads[i]};
+    y[i] = malloc(sizeof(float) * 200 * 2 * 64);
+    double err = run_kernel_case(&t, y[i]);
+    cr_assert(err < 2e-5, "%d threads: max abs error %g", threads[i], err);
+  }
+  for (int i = 1; i < 4; i++)
+    cr_assert(memcmp(y[0], y[i], sizeof(float) * 200 * 2 * 64) == 0, "1 and %d threads differ", threads[i]);
+  for (int i = 0; i < 4; i++) free(y[i]);
 }
 
 Test(kernel, tiles_fit_the_buffer) {
