@@ -1,10 +1,12 @@
-/* GEMMs with both operands packed (a MatMul on constant weights, M > 16: BERT, ViT at their
- * sequence lengths), A/B in one process: the GEMM core as MatMul runs it (each tile over all of
- * K, FT_GEMM_FULL_K) against the K-blocked loop it ran before (K blocks of FT_GEMM_KC whose
- * partial sums go through C), both after packing A, as ft_matmul_f32 does. Variants alternate
- * round after round, so a busy machine slows them alike; per shape: GFLOP/s of the best run and
- * the median over rounds of time / the blocked loop's time. Checks that both give the same C
- * (within 1e-4: the sums are associated differently).
+/* GEMMs with B packed (a MatMul on constant weights, M > 16: BERT, ViT at their sequence
+ * lengths), A/B in one process, three ways: the K-blocked loop of earlier versions (K blocks of
+ * FT_GEMM_KC whose partial sums go through C, A packed), each tile over all of K
+ * (FT_GEMM_FULL_K) on a packed copy of A, and the same with A's rows read in place
+ * (ft_gemm_ukernel_rows), as ft_matmul_f32 runs it now. Packing A is timed with its variants.
+ * Variants alternate round after round, so a busy machine slows them alike; per shape: GFLOP/s
+ * of the best run and the median over rounds of time / the blocked loop's time (and, for A in
+ * place, / full K's on packed A). Checks that all give the same C (within 1e-4: the sums are
+ * associated differently).
  *   gemm_ab [--threads N] [--rounds R] [--secs S] [MxNxK[+bias|+gelu]...]
  * Default shapes: BERT-base s128's and ViT-B/16's projections. A benchmark: prints, asserts
  * nothing. */
@@ -34,18 +36,26 @@ static void blocked_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
   }
 }
 
+#define NV 3
+
 typedef struct {
   ft_gemm_op g;
   const float *A;
   float *apk;
-  int variant; /* 0 blocked, 1 full K (the kernel's) */
+  int variant; /* 0 blocked, 1 full K on packed A, 2 full K with A's rows in place (MatMul's) */
 } ab_call;
 
 static void run(void *arg) {
   ab_call *c = (ab_call *)arg;
   ft_gemm_op g = c->g;
-  ft_gemm_pack_a(g.M, g.K, c->A, g.K, 1, c->apk);
-  g.ap = c->apk;
+  if (c->variant == 2) {
+    g.a = c->A;
+    g.a_rs = g.K;
+    g.a_cs = 1;
+  } else {
+    ft_gemm_pack_a(g.M, g.K, c->A, g.K, 1, c->apk);
+    g.ap = c->apk;
+  }
   if (c->variant == 0) g.column = blocked_column;
   ft_gemm_run(&g);
 }
@@ -72,15 +82,15 @@ static void bench_shape(const char *spec, int rounds, double secs) {
   if (bias) { g->e.bias = bv; g->e.bias_cs = 1; }
   if (gelu) g->e.act = FT_ACT_GELU;
   float *ref = alloc(sizeof(float) * M * N);
-  double *t = malloc(sizeof(double) * (size_t)(2 * rounds)), best[2] = {1e30, 1e30};
+  double *t = malloc(sizeof(double) * (size_t)(NV * rounds)), best[NV] = {1e30, 1e30, 1e30};
   for (int r = 0; r < rounds; r++)
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < NV; v++) {
       c.variant = v;
       double x = median_time(run, &c, secs);
       t[v * rounds + r] = x;
       if (x < best[v]) best[v] = x;
       if (r == 0 && v == 0) memcpy(ref, g->c, sizeof(float) * M * N);
-      if (r == 0 && v == 1)
+      if (r == 0 && v > 0)
         for (long long i = 0; i < M * N; i++)
           if (!(fabsf(ref[i] - g->c[i]) <= 1e-4f * (1 + fabsf(ref[i])))) {
             fprintf(stderr, "gemm_ab: %s: element %lld differs: %g vs %g\n", spec, i, ref[i], g->c[i]);
@@ -88,13 +98,20 @@ static void bench_shape(const char *spec, int rounds, double secs) {
           }
     }
   double flops = 2.0 * M * N * K;
-  for (int v = 0; v < 2; v++) {
-    double ratio[256];
+  static const char *name[NV] = {"blocked", "full K", "A rows"};
+  for (int v = 0; v < NV; v++) {
+    double ratio[256], rp[256];
     int nr = rounds < 256 ? rounds : 256;
-    for (int r = 0; r < nr; r++) ratio[r] = t[v * rounds + r] / t[r];
+    for (int r = 0; r < nr; r++) {
+      ratio[r] = t[v * rounds + r] / t[r];
+      rp[r] = t[v * rounds + r] / t[rounds + r];
+    }
     qsort(ratio, (size_t)nr, sizeof(double), cmp_double);
-    printf("%-20s %-8s %8.1f us %7.1f GFLOP/s  time/blocked %.3f\n", v ? "" : spec, v ? "full K" : "blocked",
-           best[v] * 1e6, flops / best[v] * 1e-9, ratio[nr / 2]);
+    qsort(rp, (size_t)nr, sizeof(double), cmp_double);
+    printf("%-20s %-8s %8.1f us %7.1f GFLOP/s  time/blocked %.3f", v ? "" : spec, name[v], best[v] * 1e6,
+           flops / best[v] * 1e-9, ratio[nr / 2]);
+    if (v == 2) printf("  time/full K %.3f", rp[nr / 2]);
+    printf("\n");
   }
   fflush(stdout);
   free(A); free(B); free(bv); free(bp); free(c.apk); free(g->c); free(ref); free(t);

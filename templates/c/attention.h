@@ -73,64 +73,6 @@ static inline int ft_attention_tiles(int64_t n1, int64_t n2, int64_t sq, int64_t
   return 0;
 }
 
-/* t (mr x NR, row-major) = A (mr rows at a + i * lda, contiguous along k) x B (a packed kc x NR
- * panel of gemm.h). gemm.h's micro-kernel wants A packed into MR-row slivers; here A is a
- * sliver of Q rows or of the probabilities just computed, both already in L1, so reading them
- * in place saves a transposing copy per sliver. mr is a constant in each instance. */
-static inline __attribute__((always_inline)) void ft_attn_ukernel(const int mr, int64_t kc, const float *restrict a,
-                                                                  int64_t lda, const float *restrict b,
-                                                                  float *restrict t) {
-  ft_v16f c0[FT_GEMM_MR], c1[FT_GEMM_MR];
-#pragma GCC unroll 16
-  for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
-  for (int64_t k = 0; k < kc; k++) {
-    ft_v16f b0 = *(const ft_v16u *)b, b1 = *(const ft_v16u *)(b + 16);
-#pragma GCC unroll 16
-    for (int i = 0; i < mr; i++) {
-      const float ai = a[i * lda + k];
-      c0[i] += ai * b0;
-      c1[i] += ai * b1;
-    }
-    b += FT_GEMM_NR;
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < mr; i++) {
-    *(ft_v16u *)(t + i * FT_GEMM_NR) = c0[i];
-    *(ft_v16u *)(t + i * FT_GEMM_NR + 16) = c1[i];
-  }
-}
-
-#define FT_ATTN_UK(MR_)                                                                          \
-  static void ft_attn_ukernel_##MR_(int64_t kc, const float *a, int64_t lda, const float *b, float *t) { \
-    ft_attn_ukernel(MR_, kc, a, lda, b, t);                                                      \
-  }
-FT_ATTN_UK(1) FT_GEMM_EACH_MR(FT_ATTN_UK)
-#undef FT_ATTN_UK
-
-static void ft_attn_ukernel_mr(int mr, int64_t kc, const float *a, int64_t lda, const float *b, float *t) {
-  switch (mr) {
-  case 1: ft_attn_ukernel_1(kc, a, lda, b, t); break;
-  case 2: ft_attn_ukernel_2(kc, a, lda, b, t); break;
-  case 3: ft_attn_ukernel_3(kc, a, lda, b, t); break;
-  case 4: ft_attn_ukernel_4(kc, a, lda, b, t); break;
-  case 5: ft_attn_ukernel_5(kc, a, lda, b, t); break;
-  case 6: ft_attn_ukernel_6(kc, a, lda, b, t); break;
-  case 7: ft_attn_ukernel_7(kc, a, lda, b, t); break;
-  case 8: ft_attn_ukernel_8(kc, a, lda, b, t); break;
-#if FT_GEMM_MR > 8
-  case 9: ft_attn_ukernel_9(kc, a, lda, b, t); break;
-  case 10: ft_attn_ukernel_10(kc, a, lda, b, t); break;
-  case 11: ft_attn_ukernel_11(kc, a, lda, b, t); break;
-  case 12: ft_attn_ukernel_12(kc, a, lda, b, t); break;
-#endif
-#if FT_GEMM_MR > 12
-  case 13: ft_attn_ukernel_13(kc, a, lda, b, t); break;
-  case 14: ft_attn_ukernel_14(kc, a, lda, b, t); break;
-#endif
-  default: break;
-  }
-}
-
 /* Maximum of x[0..n), n >= 1, in 16 lanes (a plain select: a NaN score makes its whole row
  * NaN through exp anyway). */
 static inline float ft_attn_rowmax(const float *restrict x, int64_t n) {
@@ -263,7 +205,7 @@ static void ft_attention_item(const int64_t *p, const double *f, const void *con
       }
       for (int64_t jr = 0; jr * FT_GEMM_NR < ns; jr++) {
         const int64_t c0 = jr * FT_GEMM_NR, nc = ns - c0 < FT_GEMM_NR ? ns - c0 : FT_GEMM_NR;
-        ft_attn_ukernel_mr(mr, dk, qa, lda, kp + jr * dk * FT_GEMM_NR, t);
+        ft_gemm_ukernel_rows_mr(mr, dk, qa, lda, kp + jr * dk * FT_GEMM_NR, t, NULL);
         for (int r = 0; r < mr; r++) {
           float *sr = s + r * kbp + c0;
           const float *tr = t + r * FT_GEMM_NR;
@@ -291,7 +233,7 @@ static void ft_attention_item(const int64_t *p, const double *f, const void *con
       }
       for (int64_t jr = 0; jr < nvp; jr++) {
         const int64_t c0 = jr * FT_GEMM_NR, nc = dv - c0 < FT_GEMM_NR ? dv - c0 : FT_GEMM_NR;
-        ft_attn_ukernel_mr(mr, ns, s, kbp, vp + jr * n * FT_GEMM_NR, t);
+        ft_gemm_ukernel_rows_mr(mr, ns, s, kbp, vp + jr * n * FT_GEMM_NR, t, NULL);
         for (int r = 0; r < mr; r++) {
           float *orow = o + (s0 + r) * O[3] + c0;
           const float *tr = t + r * FT_GEMM_NR;

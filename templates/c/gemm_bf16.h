@@ -368,7 +368,7 @@ static void ft_matmul_bf16(const int64_t *p, const double *f, const void *const 
   /* the fp32 kernel's items (ft_mm_items_run) with per-matrix strides in 4-byte words */
   ft_mm_ctx c = {p, &g0, (const float *)in[0], (const float *)in[1], (float *)out[0], (float *)scratch,
                  ft_gemm_mc(M, K), 0, (M + FT_GEMM_MR - 1) / FT_GEMM_MR,
-                 ft_bf16_packed_a_words(M, K), p[FT_MM_PACKED] ? ft_bf16_packed_b_words(K, N) : K * N};
+                 ft_bf16_packed_a_words(M, K), p[FT_MM_PACKED] ? ft_bf16_packed_b_words(K, N) : K * N, 0};
   c.per = ft_gemm_items(&g0, c.mc);
   int par = nbatch * M * N * K > FT_GEMM_PAR_FLOPS;
   ft_parallel_for(p[FT_MM_A_NMAT] * c.nsl, par, ft_bf16_mm_pack_a_run, &c);
