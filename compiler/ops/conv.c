@@ -195,9 +195,15 @@ void ft_conv_bf16_small_plane(ft_kcall *k) {
 /* Winograd F(4,3) (winograd.h): 2-D 3x3, stride 1, dilation 1, one group, constant weights
  * (transformed at compile time). Measured at 1 thread against the direct kernel (same process,
  * alternating): 0.5-0.8x its time at 64x56x56, 128x28x28, 256x14x14, 48->192 and 64->256 at
- * 13x13; about even at 32->128 27x27; slower with 16 input channels (the transforms dominate)
- * and at 512x7x7 (4 tiles: each GEMM is M = 4 rows over 4x the direct kernel's weight bytes). */
-#define WINO_MIN_CHANNELS 48
+ * 13x13; slower at 512x7x7 (4 tiles: each GEMM is M = 4 rows over 4x the direct kernel's weight
+ * bytes). With fewer channels the transforms weigh more: on Zen 4 that made 32->128 at 27x27
+ * about even and 16 input channels slower, so the bound was 48; on Zen 5 (AVX-512 on 512-bit
+ * units), once the 36 GEMMs read V's rows in place over all of K (gemm.h's ft_gemm_column, as
+ * MatMul on constant weights: before, each K block of each sliver was packed again for every
+ * column panel), in SqueezeNet 1.1's program at 1 thread, Winograd took
+ * 0.60x the direct kernel's time at 32->128 27x27 and 0.83x at 16->64 55x55 (the whole model
+ * 3.10 -> 2.81-2.86 ms), so the bound is 16. */
+#define WINO_MIN_CHANNELS 16
 #define WINO_MIN_TILES 12
 static int winograd_ok(const ft_window *w, int64_t N, int64_t G, int64_t C, int64_t CO, int weights_known) {
   if (w->n != 2 || G != 1 || !weights_known || C < WINO_MIN_CHANNELS || CO < WINO_MIN_CHANNELS) return 0;
