@@ -1106,11 +1106,15 @@ static void ft_gemm_column(const ft_gemm_op *g, int64_t m0, int64_t m1, int64_t 
   }
 }
 
-/* Rows per work item: a multiple of MR whose A rows (all of K) fit the L2 budget. */
+/* Rows per work item: a multiple of MR whose A rows (all of K) fit the L2 budget; as many row
+ * blocks as that takes, evened out (ViT-B/16's M = 197 at K = 768: blocks of 108 and 89 rows,
+ * not 168 and 29), since the items go to the threads' shares row block by row block. */
 static inline int64_t ft_gemm_mc(int64_t M, int64_t K) {
   int64_t mc = FT_GEMM_L2 / (4 * (K > 0 ? K : 1)) / FT_GEMM_MR * FT_GEMM_MR;
   if (mc < FT_GEMM_MR) mc = FT_GEMM_MR;
-  return mc < M ? mc : (M + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR;
+  if (mc >= M) return (M + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR;
+  int64_t nb = (M + mc - 1) / mc, even = ((M + nb - 1) / nb + FT_GEMM_MR - 1) / FT_GEMM_MR * FT_GEMM_MR;
+  return even < mc ? even : mc;
 }
 
 /* Column panels per work item. One, except where B is read in place with a short K (a
