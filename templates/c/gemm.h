@@ -458,6 +458,15 @@ static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *
 FT_GEMM_EACH_MR(FT_GEMM_UK)
 #undef FT_GEMM_UK
 
+/* A table of a micro-kernel's instances by row count, P##1 to P##FT_GEMM_MR (entry 0 NULL). */
+#if FT_GEMM_MR > 12
+#define FT_GEMM_MR_TABLE(P) {NULL, P##1, P##2, P##3, P##4, P##5, P##6, P##7, P##8, P##9, P##10, P##11, P##12, P##13, P##14}
+#elif FT_GEMM_MR > 8
+#define FT_GEMM_MR_TABLE(P) {NULL, P##1, P##2, P##3, P##4, P##5, P##6, P##7, P##8, P##9, P##10, P##11, P##12}
+#else
+#define FT_GEMM_MR_TABLE(P) {NULL, P##1, P##2, P##3, P##4, P##5, P##6, P##7, P##8}
+#endif
+
 /* pf: the lines to prefetch, one a k-step (ft_gemm_ukernel); NULL: none. */
 static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *b, float *t, const float *pf) {
   if (!pf) pf = b;
@@ -549,16 +558,7 @@ static void ft_gemm_ukernel_rows_1(int64_t kc, const float *restrict a, int64_t 
 }
 
 typedef void (*ft_gemm_ukr_fn)(int64_t, const float *, int64_t, const float *, float *, const float *);
-static const ft_gemm_ukr_fn ft_gemm_ukr_table[FT_GEMM_MR + 1] = {
-    NULL, ft_gemm_ukernel_rows_1, ft_gemm_ukernel_rows_2, ft_gemm_ukernel_rows_3, ft_gemm_ukernel_rows_4,
-    ft_gemm_ukernel_rows_5, ft_gemm_ukernel_rows_6, ft_gemm_ukernel_rows_7, ft_gemm_ukernel_rows_8,
-#if FT_GEMM_MR > 8
-    ft_gemm_ukernel_rows_9, ft_gemm_ukernel_rows_10, ft_gemm_ukernel_rows_11, ft_gemm_ukernel_rows_12,
-#endif
-#if FT_GEMM_MR > 12
-    ft_gemm_ukernel_rows_13, ft_gemm_ukernel_rows_14,
-#endif
-};
+static const ft_gemm_ukr_fn ft_gemm_ukr_table[FT_GEMM_MR + 1] = FT_GEMM_MR_TABLE(ft_gemm_ukernel_rows_);
 
 static inline void ft_gemm_ukernel_rows_mr(int mr, int64_t kc, const float *a, int64_t lda, const float *b, float *t,
                                            const float *pf) {
@@ -988,16 +988,7 @@ FT_GEMM_UKD(1) FT_GEMM_EACH_MR(FT_GEMM_UKD)
 
 typedef void (*ft_gemm_ukd_fn)(int64_t, const float *, const float *, int64_t, const int64_t *, const ft_gemm_op *,
                                int64_t, const ft_gemm_colmap *);
-static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = {
-    NULL, ft_gemm_ukernel_dir_1, ft_gemm_ukernel_dir_2, ft_gemm_ukernel_dir_3, ft_gemm_ukernel_dir_4,
-    ft_gemm_ukernel_dir_5, ft_gemm_ukernel_dir_6, ft_gemm_ukernel_dir_7, ft_gemm_ukernel_dir_8,
-#if FT_GEMM_MR > 8
-    ft_gemm_ukernel_dir_9, ft_gemm_ukernel_dir_10, ft_gemm_ukernel_dir_11, ft_gemm_ukernel_dir_12,
-#endif
-#if FT_GEMM_MR > 12
-    ft_gemm_ukernel_dir_13, ft_gemm_ukernel_dir_14,
-#endif
-};
+static const ft_gemm_ukd_fn ft_gemm_ukd_table[FT_GEMM_MR + 1] = FT_GEMM_MR_TABLE(ft_gemm_ukernel_dir_);
 #endif
 
 /* ---- drivers ------------------------------------------------------------------------------ */

@@ -223,16 +223,7 @@ FT_BF16_UK(1) FT_GEMM_EACH_MR(FT_BF16_UK)
 #undef FT_BF16_UK
 
 typedef void (*ft_bf16_uk_fn)(int64_t, const uint32_t *, const uint32_t *, float *, int);
-static const ft_bf16_uk_fn ft_bf16_uk_table[FT_GEMM_MR + 1] = {
-    NULL, ft_bf16_ukernel_1, ft_bf16_ukernel_2, ft_bf16_ukernel_3, ft_bf16_ukernel_4,
-    ft_bf16_ukernel_5, ft_bf16_ukernel_6, ft_bf16_ukernel_7, ft_bf16_ukernel_8,
-#if FT_GEMM_MR > 8
-    ft_bf16_ukernel_9, ft_bf16_ukernel_10, ft_bf16_ukernel_11, ft_bf16_ukernel_12,
-#endif
-#if FT_GEMM_MR > 12
-    ft_bf16_ukernel_13, ft_bf16_ukernel_14,
-#endif
-};
+static const ft_bf16_uk_fn ft_bf16_uk_table[FT_GEMM_MR + 1] = FT_GEMM_MR_TABLE(ft_bf16_ukernel_);
 
 #ifdef FT_BF16_AVX512
 /* The same tile over a whole K (one block), stored from the accumulators through the fp32

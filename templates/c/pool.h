@@ -143,6 +143,17 @@ static inline __attribute__((always_inline)) void ft_maxpool_f32_taps_avx512(con
   }
 }
 
+/* The input rows of output row oh's window that lie inside the plane (at most 64), in order. */
+static inline int ft_pool_window_rows(const int64_t *p, const float *x, int64_t oh, const float **rows) {
+  const int64_t *ins = p + FT_PL_IN, *k_ = p + FT_PL_K, *s_ = p + FT_PL_S, *d_ = p + FT_PL_D, *pb_ = p + FT_PL_P;
+  int nr = 0;
+  for (int64_t kh = 0; kh < k_[1]; kh++) {
+    int64_t ih = oh * s_[1] + kh * d_[1] - pb_[1];
+    if (ih >= 0 && ih < ins[1]) rows[nr++] = x + ih * ins[2];
+  }
+  return nr;
+}
+
 /* Lanes j of a vector of columns [c, c + 16) with 0 <= c + j < IW. */
 static inline __mmask16 ft_pool_cols(int64_t c, int64_t IW) {
   int64_t a = c < 0 ? -c : 0, b = IW - c < 16 ? IW - c : 16;
@@ -196,11 +207,7 @@ static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y
   if (sw == 2 && dw == 1 && (kw == 2 || kw == 3) && pw >= 0 && pw < kw && k_[1] <= 64) {
     for (int64_t oh = r0; oh < r1; oh++) {
       const float *rows[64];
-      int nr = 0;
-      for (int64_t kh = 0; kh < k_[1]; kh++) {
-        int64_t ih = oh * s_[1] + kh * d_[1] - pb_[1];
-        if (ih >= 0 && ih < ins[1]) rows[nr++] = x + ih * IW;
-      }
+      const int nr = ft_pool_window_rows(p, x, oh, rows);
       if (kw == 3) ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, IW, OW, pw, 3);
       else ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, IW, OW, pw, 2);
     }
@@ -223,11 +230,7 @@ static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y
   for (int64_t i = B + nfull; i < L; i += 16) _mm512_storeu_ps(cm_ + i, lo); /* may pass L: the slack */
   for (int64_t oh = r0; oh < r1; oh++) {
     const float *rows[64];
-    int nr = 0;
-    for (int64_t kh = 0; kh < k_[1]; kh++) {
-      int64_t ih = oh * s_[1] + kh * d_[1] - pb_[1];
-      if (ih >= 0 && ih < ins[1]) rows[nr++] = x + ih * IW;
-    }
+    const int nr = ft_pool_window_rows(p, x, oh, rows);
     int64_t c = 0;
     if (nr == 3) { /* the usual 3-row window inside the plane */
       const float *x0 = rows[0], *x1 = rows[1], *x2 = rows[2];
