@@ -27,6 +27,7 @@
 #include "attention_params.h"
 #include "fastmath.h"
 #include "gemm.h"
+#include "rowreduce.h"
 #include "tensor.h"
 
 /* Floats of the per-thread working buffer on the stack (packed K and V blocks, one sliver of
@@ -71,28 +72,6 @@ static inline int ft_attention_tiles(int64_t n1, int64_t n2, int64_t sq, int64_t
       return 1;
     }
   return 0;
-}
-
-/* Maximum of x[0..n), n >= 1, in 16 lanes (a plain select: a NaN score makes its whole row
- * NaN through exp anyway). */
-static inline float ft_attn_rowmax(const float *restrict x, int64_t n) {
-#ifdef __AVX512F__
-  __m512 m = _mm512_set1_ps(x[0]);
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + j), m);
-  if (j < n) m = _mm512_mask_max_ps(m, (__mmask16)((1u << (n - j)) - 1), _mm512_maskz_loadu_ps((__mmask16)((1u << (n - j)) - 1), x + j), m);
-  return _mm512_reduce_max_ps(m);
-#else
-  float lane[16];
-  for (int l = 0; l < 16; l++) lane[l] = x[0];
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16)
-    for (int l = 0; l < 16; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
-  for (; j < n; j++) lane[0] = x[j] > lane[0] ? x[j] : lane[0];
-  float m = lane[0];
-  for (int l = 1; l < 16; l++) m = lane[l] > m ? lane[l] : m;
-  return m;
-#endif
 }
 
 /* x = exp(x - m) over x[0..n); returns the sum (16 lanes). */
@@ -218,7 +197,7 @@ static void ft_attention_item(const int64_t *p, const double *f, const void *con
         const int64_t i = s0 + r;
         float *sr = s + r * kbp;
         ft_attention_mask_row(p, fill, addm, selm, b1, b2, i, j0, ns, sr);
-        const float m = ft_attn_rowmax(sr, ns);
+        const float m = ft_row_max_f32(sr, ns);
         const float m_new = j0 == 0 || m > mx[i - r0] ? m : mx[i - r0];
         const float tot = ft_attn_exp_sum(sr, ns, m_new);
         if (single) { /* the only block: P.V / sum is the output */

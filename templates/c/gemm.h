@@ -421,17 +421,18 @@ static inline __attribute__((always_inline)) void ft_gemm_ukernel(const int mr, 
 }
 
 /* One row (a GEMV, M = 1): two accumulators would leave the FMA units waiting on their own
- * latency, so even and odd k go to separate ones, summed at the end. */
-static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *restrict b,
-                              float *restrict t) {
+ * latency, so even and odd k go to separate ones, summed at the end. A's k-th value at
+ * a[k * as]: as MR in a packed sliver, 1 for a row read in place (ft_gemm_ukernel_rows_1). */
+static inline __attribute__((always_inline)) void ft_gemm_ukernel_1s(int64_t kc, const float *restrict a, const int as,
+                                                                     const float *restrict b, float *restrict t) {
   ft_v16f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
   int64_t k = 0;
   for (; k + 1 < kc; k += 2) {
     c0 += a[0] * *(const ft_v16u *)b;
     c1 += a[0] * *(const ft_v16u *)(b + 16);
-    c2 += a[FT_GEMM_MR] * *(const ft_v16u *)(b + FT_GEMM_NR);
-    c3 += a[FT_GEMM_MR] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
-    a += 2 * FT_GEMM_MR;
+    c2 += a[as] * *(const ft_v16u *)(b + FT_GEMM_NR);
+    c3 += a[as] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
+    a += 2 * as;
     b += 2 * FT_GEMM_NR;
   }
   if (k < kc) {
@@ -440,6 +441,9 @@ static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *
   }
   *(ft_v16u *)t = c0 + c2;
   *(ft_v16u *)(t + 16) = c1 + c3;
+}
+static void ft_gemm_ukernel_1(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t) {
+  ft_gemm_ukernel_1s(kc, a, FT_GEMM_MR, b, t);
 }
 
 #define FT_GEMM_UK(MR_)                                                                        \
@@ -540,21 +544,7 @@ FT_GEMM_EACH_MR(FT_GEMM_UKR)
 static void ft_gemm_ukernel_rows_1(int64_t kc, const float *restrict a, int64_t lda, const float *restrict b,
                                    float *restrict t, const float *pf) {
   (void)lda; (void)pf;
-  ft_v16f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
-  int64_t k = 0;
-  for (; k + 1 < kc; k += 2) {
-    c0 += a[k] * *(const ft_v16u *)b;
-    c1 += a[k] * *(const ft_v16u *)(b + 16);
-    c2 += a[k + 1] * *(const ft_v16u *)(b + FT_GEMM_NR);
-    c3 += a[k + 1] * *(const ft_v16u *)(b + FT_GEMM_NR + 16);
-    b += 2 * FT_GEMM_NR;
-  }
-  if (k < kc) {
-    c0 += a[k] * *(const ft_v16u *)b;
-    c1 += a[k] * *(const ft_v16u *)(b + 16);
-  }
-  *(ft_v16u *)t = c0 + c2;
-  *(ft_v16u *)(t + 16) = c1 + c3;
+  ft_gemm_ukernel_1s(kc, a, 1, b, t);
 }
 
 typedef void (*ft_gemm_ukr_fn)(int64_t, const float *, int64_t, const float *, float *, const float *);

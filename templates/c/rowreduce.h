@@ -1,7 +1,7 @@
 /* Folding one contiguous row into a value, vectorized: FT_LANES independent accumulators (the
  * compiler keeps them in vector registers), combined at the end. A plain `s += x[i]` loop stays
  * scalar, because reassociating float additions is not allowed without -ffast-math.
- * Used by softmax.h and norm.h. */
+ * Used by softmax.h, norm.h and attention.h. */
 #ifndef FT_ROWREDUCE_H
 #define FT_ROWREDUCE_H
 
@@ -57,8 +57,27 @@
     for (; b < n; b++) r = x[b] > r ? x[b] : r;                                                  \
     return r;                                                                                    \
   }
+#ifdef __AVX512F__
+/* float with AVX-512: the same fold as vmaxps (_mm512_max_ps(v, m) is v > m ? v : m lane by
+ * lane), the tail as one masked step, and the 16 lanes reduced with vector maxima, not a
+ * scalar loop: it runs once per row, and attention takes a row maximum for every query row
+ * (ViT-B/16's 12 attention calls: 9.6-9.9 ms with the scalar ends, 8.7-8.9 with these). */
+#include <immintrin.h>
+static inline float ft_row_max_f32(const float *restrict x, int64_t n) {
+  __m512 m = _mm512_set1_ps(x[0]);
+  int64_t b = 0;
+  for (; b + 16 <= n; b += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + b), m);
+  if (b < n) {
+    const __mmask16 t = (__mmask16)((1u << (n - b)) - 1);
+    m = _mm512_mask_max_ps(m, t, _mm512_maskz_loadu_ps(t, x + b), m);
+  }
+  return _mm512_reduce_max_ps(m);
+}
+FT_ROW_MAX(f64, double, 8, int64_t)
+#else
 FT_ROW_MAX(f32, float, 16, int32_t)
 FT_ROW_MAX(f64, double, 8, int64_t)
+#endif
 #undef FT_ROW_MAX
 
 #define FT_FOLD_ADD(a, b) ((a) + (b))
