@@ -600,13 +600,17 @@ static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 /* A depthwise QDQConv (group = C = C_out) runs ft_conv_qdw_f32 (templates/c/conv.h): float x
- * quantized on the way in, 1-D or 2-D, at most FT_QDW_MAXTAPS taps (its sums stay exact), w's
+ * quantized on the way in (or x already 8-bit, of x_zero_point's type), 1-D or 2-D, at most FT_QDW_MAXTAPS taps (its sums stay exact), w's
  * zero points 0, Relu or one activation. */
 static int qdq_depthwise_check(ft_opctx *c) {
   const ft_tensor *x = c->in[0], *w = c->in[3], *wz = opt_in(c, 5);
   if (x->dims[1] != w->dims[0] || w->dims[1] != 1 || x->rank > 4)
     return ft_infer_fail(c, FT_EUNSUPPORTED, "group must be 1, or the channel count (depthwise, 1-D or 2-D)");
-  if (x->dtype != FT_FLOAT) return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes x in float32");
+  const ft_tensor *xz = opt_in(c, 2);
+  if (x->dtype != FT_FLOAT && x->dtype != FT_UINT8 && x->dtype != FT_INT8)
+    return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes x in float32, uint8 or int8");
+  if (x->dtype != FT_FLOAT && xz && xz->dtype != x->dtype)
+    return ft_infer_fail(c, FT_EINVALID, "x_zero_point must have x's type");
   if (ft_numel(w) / (w->dims[0] ? w->dims[0] : 1) > FT_QDW_MAXTAPS)
     return ft_infer_fail(c, FT_EUNSUPPORTED, "a depthwise QDQConv takes at most %d taps", FT_QDW_MAXTAPS);
   if (wz) {
@@ -651,6 +655,7 @@ static int qdq_depthwise_plan(ft_opctx *c, ft_kcall *k) {
   p[FT_QDW_XZ] = !xz ? 0 : xz->dtype == FT_INT8 ? 2 : 1;
   p[FT_QDW_W_SIGNED] = w->dtype == FT_INT8;
   p[FT_QDW_NWS] = ft_numel(c->in[4]);
+  p[FT_QDW_XQ] = x->dtype == FT_UINT8 ? 1 : x->dtype == FT_INT8 ? 2 : 0;
   k->np = FT_QDW_NP;
   const ft_attr *pa = ft_attr_find(c->node, "activation_params");
   k->f[0] = 1; k->f[1] = 1; k->f[2] = 0; k->f[3] = 0;

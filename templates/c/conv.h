@@ -341,6 +341,7 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
 typedef struct ft_dw_quant {
   float s, z, lo, hi; /* x's scale and zero point, the quantized range */
   const float *scale; /* one per channel */
+  int x8;             /* x is already quantized: 0 no (float32), 1 uint8, 2 int8 */
 } ft_dw_quant;
 
 static inline float ft_dwq_1(float x, const ft_dw_quant *q) {
@@ -348,6 +349,13 @@ static inline float ft_dwq_1(float x, const ft_dw_quant *q) {
   v = v > q->lo ? v : q->lo; /* NaN: lo, as the vector max below */
   v = v < q->hi ? v : q->hi;
   return v - q->z;
+}
+
+/* element i of x as the sums take it: xq - zx as a float */
+static inline float ft_dwq_at(const void *x, int64_t i, const ft_dw_quant *q) {
+  if (q->x8 == 1) return (float)((const uint8_t *)x)[i] - q->z;
+  if (q->x8 == 2) return (float)((const int8_t *)x)[i] - q->z;
+  return ft_dwq_1(((const float *)x)[i], q);
 }
 
 #ifdef __AVX512F__
@@ -545,8 +553,9 @@ static inline __attribute__((always_inline)) void ft_dwv_lanes4x4(__m512 *r) {
 /* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring: rows inside the input by 16x16
  * transposes over the flattened rows, the others as zeros (the pad columns stay zero). With X
  * blocked (FT_CV_X_BLOCKED: x is block c0 / 16, pixel vectors 16 floats apart) a row is a copy. */
-static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, int nl, float *ring, int64_t hp0,
+static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const void *xv, int nl, float *ring, int64_t hp0,
                         int64_t hp1, const ft_dw_quant *q) {
+  const float *x = (const float *)xv;
   int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], IHW = IH * IW;
   int64_t W16 = g->Wr * 16, RB = g->RB;
   for (int64_t hp = hp0; hp < hp1; hp++)
@@ -567,17 +576,33 @@ static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const float *x, i
   int64_t npix = (ih1 - ih0) * IW, slot = (ih0 + ph) % RB, col = 0;
   const float *src = x + ih0 * IW;
   float *d = ring + slot * W16 + pw * 16;
+  int x8 = q ? q->x8 : 0;
   for (int64_t f = 0; f < npix; f += 16) {
     int nc = npix - f < 16 ? (int)(npix - f) : 16;
     __m512 r[16];
-    int full = nc == 16 && nl == 16;
-    if (full) ft_dwv_gather16(src + f, IHW, r);
+    int full = nc == 16 && nl == 16 && !x8;
+    if (x8) { /* 8-bit x: xq - zx as floats straight from the bytes (zero as the pad's) */
+      __mmask16 cm = (__mmask16)((1u << nc) - 1);
+      __m512 z = _mm512_set1_ps(q->z);
+      const uint8_t *s8 = (const uint8_t *)xv + ih0 * IW + f;
+      for (int l = 0; l < 16; l++) {
+        __m128i b = _mm_setzero_si128();
+        if (l < nl && nc == 16) b = _mm_loadu_si128((const __m128i *)(s8 + l * IHW));
+        else if (l < nl) {
+          uint8_t t[16] = {0};
+          memcpy(t, s8 + l * IHW, (size_t)nc);
+          b = _mm_loadu_si128((const __m128i *)t);
+        }
+        __m512i v = x8 == 1 ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
+        r[l] = l < nl ? _mm512_maskz_sub_ps(cm, _mm512_cvtepi32_ps(v), z) : _mm512_setzero_ps();
+      }
+    } else if (full) ft_dwv_gather16(src + f, IHW, r);
     else {
       __mmask16 cm = (__mmask16)((1u << nc) - 1);
       for (int l = 0; l < 16; l++) r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, src + l * IHW + f) : _mm512_setzero_ps();
     }
-    if (q) { /* xq - zx as floats (zeros stay zeros: 0 quantizes to the zero point); per element,
-                so it may come before or after the transpose */
+    if (q && !x8) { /* xq - zx as floats (zeros stay zeros: 0 quantizes to the zero point); per element,
+                       so it may come before or after the transpose */
       __m512 s = _mm512_set1_ps(q->s), z = _mm512_set1_ps(q->z), lo = _mm512_set1_ps(q->lo), hi = _mm512_set1_ps(q->hi);
 #pragma GCC unroll 16
       for (int l = 0; l < 16; l++) r[l] = ft_dwq_v16(r[l], s, z, lo, hi);
@@ -664,7 +689,7 @@ static void ft_dwv_flush(const float *yt, int64_t np, int nl, float *y, const fl
 }
 
 /* Channels [c0, c0 + 16) (fewer at the end) of image n, output rows [oh0, oh1). */
-static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row, const float *X, const float *W,
+static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row, const void *X, const float *W,
                         const float *bias, const float *R, float *Y, const ft_gemm_epi *e, int64_t n, int64_t c0,
                         int64_t oh0, int64_t oh1, const ft_dw_quant *q) {
   int64_t C = p[FT_CV_C], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1], KW = p[FT_CV_K + 2];
@@ -693,7 +718,8 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
     for (int64_t j = 0; j < pw; j++) _mm512_store_ps(rr + 16 * j, _mm512_setzero_ps());
     for (int64_t j = pw + IW; j < g->Wr; j++) _mm512_store_ps(rr + 16 * j, _mm512_setzero_ps());
   }
-  const float *x = X + (n * C + c0) * IHW, *res = R ? R + (n * C + c0) * OHW + oh0 * OW : NULL;
+  const void *x = (const char *)X + (n * C + c0) * IHW * (q && q->x8 ? 1 : (int64_t)sizeof(float));
+  const float *res = R ? R + (n * C + c0) * OHW + oh0 * OW : NULL;
   float *y = Y + (n * C + c0) * OHW + oh0 * OW;
   int64_t hp_end = (oh1 - 1) * sh + (KH - 1) * dh + 1, loaded = oh0 * sh, pend = 0, done = 0;
   const float *rp[FT_DW_MAXTAPS];
@@ -741,7 +767,8 @@ typedef struct {
   const int64_t *p;
   const void *geo; /* ft_dw_geo, or ft_dwv_geo on the channel-vector path */
   const ft_dw_quant *q; /* the QDQ depthwise's quantization (channel-vector path), or NULL */
-  const float *X, *W, *bias, *R;
+  const void *X;        /* float32; 8-bit where q says so */
+  const float *W, *bias, *R;
   float *Y;
   const ft_gemm_epi *e;
 #ifdef __AVX512F__
@@ -759,7 +786,7 @@ static void ft_conv_dw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   int64_t ws = p[FT_CV_PACKED] ? 16 : 1;
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + pl * IHW, *w = c->W + (ws == 1 ? ch * KHW : ft_dw_packed_at(ch, 0, KHW));
+    const float *x = (const float *)c->X + pl * IHW, *w = c->W + (ws == 1 ? ch * KHW : ft_dw_packed_at(ch, 0, KHW));
     float *y = c->Y + pl * OHW, b0 = c->bias ? c->bias[ch] : 0.0f;
     const float *res = c->R ? c->R + pl * OHW : NULL;
     if (geo->rows) ft_conv_dw_plane_bands(p, geo, x, w, ws, b0, y, res, c->e);
@@ -785,7 +812,7 @@ static void ft_conv_dw_xblk_run(const void *ctx, int64_t lo, int64_t hi) {
   float row[FT_DWV_OUTPIX]; /* OW fits: ft_dwv_geometry took this conv */
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + (xs == 16 ? (pl - ch + ch / 16 * 16) * IH * IW + ch % 16 : pl * IH * IW);
+    const float *x = (const float *)c->X + (xs == 16 ? (pl - ch + ch / 16 * 16) * IH * IW + ch % 16 : pl * IH * IW);
     const float *w = c->W + (ws == 1 ? ch * KH * KW : ch / 16 * 16 * KH * KW + ch % 16);
     float *y = c->Y + (yblk ? (pl - ch + ch / 16 * 16) * OH * OW + ch % 16 : pl * OH * OW), b0 = c->bias ? c->bias[ch] : 0.0f;
     for (int64_t oh = 0; oh < OH; oh++) {
@@ -858,8 +885,10 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
  * (+ bias[c] in one fma), then the activation. The sums are exact (ft_dw_quant), so the result is
  * what the int8 core would give, and the same on both paths: the channel-vector path (AVX-512,
  * packed weights, a geometry it takes), the input quantized while its rows are loaded into the
- * ring and no pass over memory beside the conv's own; else plain loops.
- * in: x (float32), x_scale, x_zero_point (uint8 or int8, optional), w (int8 or uint8 [C, 1, kh,
+ * ring and no pass over memory beside the conv's own; else plain loops. Where the conv before it
+ * quantizes its own output (pass qdq_out), x is that 8-bit xq (FT_QDW_XQ), read as xq - zx: a
+ * quarter of the bytes, and the same sums.
+ * in: x (float32, or uint8 / int8 by FT_QDW_XQ), x_scale, x_zero_point (uint8 or int8, optional), w (int8 or uint8 [C, 1, kh,
  * kw]; packed: ft_conv_qdw_pack_w), w_scale (1 or C), w_zero_point (0: the pass fuses no other;
  * not read), bias (float32 [C], optional). p: conv's (FT_CV_*, mode depthwise), then FT_QDW_*.
  * f: conv's [alpha, beta, clip lo, clip hi]. Scratch: C floats (the scales). */
@@ -867,6 +896,7 @@ enum {
   FT_QDW_XZ = FT_CV_NP, /* x's zero point: 0 none, 1 uint8, 2 int8 (quantized to int8) */
   FT_QDW_W_SIGNED,      /* w is int8 (else uint8) */
   FT_QDW_NWS,           /* w_scale values: 1 or C */
+  FT_QDW_XQ,            /* x is already quantized: 0 no (float32), 1 uint8, 2 int8 */
   FT_QDW_NP
 };
 #define FT_QDW_MAXTAPS 256 /* 256 * 255 * 255 < 2^24: every partial sum is an exact float */
@@ -879,7 +909,8 @@ static size_t ft_conv_qdw_pack_w(const int64_t *p, const void *src, void *dst) {
 typedef struct {
   const int64_t *p;
   const ft_dw_quant *q;
-  const float *X, *bias;
+  const void *X; /* float32, or 8-bit (q->x8) */
+  const float *bias;
   const void *W;
   float *Y;
   const ft_gemm_epi *e;
@@ -894,7 +925,7 @@ static void ft_conv_qdw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
   int64_t dh = p[FT_CV_D + 1], dw = p[FT_CV_D + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], T = KH * KW;
   for (int64_t pl = lo; pl < hi; pl++) {
     int64_t ch = pl % C;
-    const float *x = c->X + pl * IH * IW;
+    const void *x = (const char *)c->X + pl * IH * IW * (c->q->x8 ? 1 : (int64_t)sizeof(float));
     float *y = c->Y + pl * OH * OW, sc = c->q->scale[ch];
     float w[FT_QDW_MAXTAPS];
     for (int64_t t = 0; t < T; t++)
@@ -909,7 +940,7 @@ static void ft_conv_qdw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
           if (ih < 0 || ih >= IH) continue;
           for (int64_t kw = 0; kw < KW; kw++) {
             int64_t iw = ow * sw - pw + kw * dw;
-            if (iw >= 0 && iw < IW) acc += ft_dwq_1(x[ih * IW + iw], c->q) * w[kh * KW + kw];
+            if (iw >= 0 && iw < IW) acc += ft_dwq_at(x, ih * IW + iw, c->q) * w[kh * KW + kw];
           }
         }
         y[oh * OW + ow] = c->bias ? __builtin_fmaf(acc, sc, c->bias[ch]) : acc * sc;
@@ -920,13 +951,14 @@ static void ft_conv_qdw_planes_run(const void *ctx, int64_t lo, int64_t hi) {
 
 static void ft_conv_qdw_f32(const int64_t *p, const double *f, const void *const *in, void *const *out,
                             void *scratch) {
-  const float *X = (const float *)in[0], xs = *(const float *)in[1], *ws = (const float *)in[4];
+  const void *X = in[0];
+  const float xs = *(const float *)in[1], *ws = (const float *)in[4];
   const float *bias = p[FT_CV_HAS_BIAS] ? (const float *)in[6] : NULL;
   float *Y = (float *)out[0], *scale = (float *)scratch;
   int64_t C = p[FT_CV_C], zk = p[FT_QDW_XZ];
   for (int64_t c = 0; c < C; c++) scale[c] = xs * ws[p[FT_QDW_NWS] > 1 ? c : 0]; /* as the int8 core's */
   float z = zk == 1 ? (float)*(const uint8_t *)in[2] : zk == 2 ? (float)*(const int8_t *)in[2] : 0.0f;
-  ft_dw_quant q = {xs, z, zk == 2 ? -128.0f : 0.0f, zk == 2 ? 127.0f : 255.0f, scale};
+  ft_dw_quant q = {xs, z, zk == 2 ? -128.0f : 0.0f, zk == 2 ? 127.0f : 255.0f, scale, (int)p[FT_QDW_XQ]};
   ft_gemm_epi e = {1, 1, NULL, 1, 0, (int)p[FT_CV_ACT], (float)f[2], (float)f[3], NULL, 0};
   int64_t planes = p[FT_CV_N] * C, OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2];
   int par = planes * OHW * ft_conv_kg(p) > FT_DW_PAR_MACS;

@@ -954,3 +954,35 @@ Test(fuse_patterns, qdq_requantized_matmul_outputs) {
     cr_expect(mx > 0.05f, "act %d: the output is all but zero (%g): the test would not see a difference", act, mx);
   }
 }
+
+/* A depthwise conv whose quantized input does not come straight from QuantizeLinear (here a
+ * Transpose of the uint8 tensor between the two): ftax.QDQConv reads the 8-bit tensor as it is
+ * (FT_QDW_XQ). x [1, 16, 9, 9] -> Q (uint8, zero point 128) -> Transpose (H and W) -> DQ ->
+ * Conv 3x3 pad 1 group 16 (DQ of an int8 weight, one scale per channel) + bias = y. Fused and
+ * unfused (float DequantizeLinear and Conv) agree to the float sums' rounding. */
+Test(fuse_patterns, qdq_depthwise_on_an_8bit_tensor) {
+  mb *m = mb_new(13);
+  mb_x(m, "x", D(1, 16, 9, 9));
+  mb_scalar(m, "sx", 2.0f / 255);
+  mb_q8(m, "zx", NULL, 0, 1, 128);
+  mb_node(m, "QuantizeLinear", "x,sx,zx", "xq");
+  tb_attr_ints(mb_node(m, "Transpose", "xq", "xt"), "perm", (const int64_t[]){0, 1, 3, 2}, 4);
+  mb_node(m, "DequantizeLinear", "xt,sx,zx", "xd");
+  mb_q8(m, "wq", D(16, 1, 3, 3), 0, 0);
+  mb_w(m, "ws", D(16), 0.004f, 0.002f);
+  tb_attr_int(mb_node(m, "DequantizeLinear", "wq,ws", "w"), "axis", 0);
+  mb_w(m, "b", D(16), 0.0f, 0.5f);
+  Onnx__NodeProto *c = mb_node(m, "Conv", "xd,w,b", "y");
+  tb_attr_int(c, "group", 16);
+  tb_attr_ints(c, "pads", (const int64_t[]){1, 1, 1, 1}, 4);
+  mb_out(m, "y");
+  result fused = check(m, "qdq_dw_u8.onnx");
+  cr_expect_eq(matches(&fused, "qdq"), 1, "%s", fused.report);
+  int u8_in = 0;
+  for (int i = 0; i < fused.g->n_nodes; i++) {
+    const ft_node *n = &fused.g->nodes[i];
+    u8_in += !n->dead && !strcmp(n->op_type, "QDQConv") && fused.g->vals[n->in[0]].t.dtype == FT_UINT8;
+  }
+  cr_expect_eq(u8_in, 1, "QDQConv reading uint8");
+  cr_expect_eq(count_op(&fused, "Conv") + count_op(&fused, "DequantizeLinear"), 0);
+}

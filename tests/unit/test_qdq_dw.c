@@ -84,10 +84,13 @@ static void reference(const qdcase *q, const int64_t *p, const float *x, float x
     }
 }
 
-/* packed: weights as ftaxc packs them (the vector path where it takes the geometry) */
-static void run_case(const qdcase *q, int packed, int threads) {
+/* packed: weights as ftaxc packs them (the vector path where it takes the geometry); x8: x
+ * given already quantized (FT_QDW_XQ: its 8-bit values, of the zero point's type), as the conv
+ * before it writes them when it requantizes its output */
+static void run_case_x(const qdcase *q, int packed, int threads, int x8) {
   int64_t p[FT_QDW_NP];
   params(q, p);
+  p[FT_QDW_XQ] = !x8 ? 0 : q->xz_kind == 2 ? 2 : 1;
   int64_t T = q->kh * q->kw, OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], nx = q->N * q->C * q->H * q->W;
   int64_t ny = q->N * q->C * OHW;
   float xs = 0.02f, *x = rand_buf(nx), *ws = rand_buf(q->C), *b = rand_buf(q->C);
@@ -105,7 +108,9 @@ static void run_case(const qdcase *q, int packed, int threads) {
     ft_conv_qdw_pack_w(p, w, wp);
     p[FT_CV_PACKED] = 1;
   }
-  const void *ins[7] = {x, &xs, q->xz_kind ? zx : NULL, packed ? wp : w, ws, NULL, q->bias ? b : NULL};
+  uint8_t *xq = malloc((size_t)nx);
+  for (int64_t i = 0; i < nx; i++) xq[i] = (uint8_t)(int)quantized(x[i], xs, q); /* int8: its two's complement */
+  const void *ins[7] = {x8 ? (const void *)xq : x, &xs, q->xz_kind ? zx : NULL, packed ? wp : w, ws, NULL, q->bias ? b : NULL};
   float *y = rand_buf(ny), *want = malloc(sizeof(float) * (size_t)ny);
   void *outs[1] = {y}, *scratch = scratch_buf(sizeof(float) * (size_t)q->C);
   double f[4] = {1, 1, -0.25, 0.5};
@@ -115,15 +120,17 @@ static void run_case(const qdcase *q, int packed, int threads) {
   reference(q, p, x, xs, w, ws, q->bias ? b : NULL, want);
   for (int64_t i = 0; i < ny; i++)
     if (memcmp(&y[i], &want[i], sizeof(float))) {
-      cr_assert_fail("C=%lld %lldx%lld s%lld x%lld pads %lld,%lld,%lld,%lld N=%lld packed=%d threads=%d xz=%d/%d w_signed=%d "
+      cr_assert_fail("C=%lld %lldx%lld s%lld x%lld pads %lld,%lld,%lld,%lld N=%lld packed=%d threads=%d x8=%d xz=%d/%d w_signed=%d "
                      "per_chan=%d bias=%d act=%d: output %lld is %.9g, want %.9g",
                      (long long)q->C, (long long)q->kh, (long long)q->kw, (long long)q->sh, (long long)q->W,
                      (long long)q->pt, (long long)q->pl, (long long)q->pb, (long long)q->pr, (long long)q->N, packed,
-                     threads, q->xz_kind, q->xz, q->w_signed, q->per_chan, q->bias, q->act, (long long)i, y[i],
+                     threads, x8, q->xz_kind, q->xz, q->w_signed, q->per_chan, q->bias, q->act, (long long)i, y[i],
                      want[i]);
     }
-  free(x); free(ws); free(b); free(w); free(wp); free(y); free(want); free(scratch);
+  free(x); free(xq); free(ws); free(b); free(w); free(wp); free(y); free(want); free(scratch);
 }
+
+static void run_case(const qdcase *q, int packed, int threads) { run_case_x(q, packed, threads, 0); }
 
 static const qdcase cases[] = {
     /* N   C   H   W  kh kw sh sw dh dw pt pl pb pr xzk xz  ws pc bias act */
@@ -148,6 +155,12 @@ Test(qdq_dw, matches_the_integer_reference_packed_and_unpacked) {
 Test(qdq_dw, same_bits_on_three_threads) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     for (int packed = 0; packed <= 1; packed++) run_case(&cases[i], packed, 3);
+}
+
+/* x already 8-bit (uint8, or int8 with an int8 zero point): the same bits as quantizing it */
+Test(qdq_dw, eight_bit_x_read_as_it_is) {
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (int packed = 0; packed <= 1; packed++) run_case_x(&cases[i], packed, i % 2 ? 3 : 1, 1);
 }
 
 /* 1-D: [N, C, W] as conv.h takes it (leading spatial sizes 1) */
