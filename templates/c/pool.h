@@ -161,6 +161,51 @@ static inline __mmask16 ft_pool_cols(int64_t c, int64_t IW) {
   return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
 }
 
+/* 16 outputs from the column maxima a (columns [c, c + 16)), b ([c + 16, c + 32)) and e
+ * (column c + 32 in lane 0): even columns, odd ones, even ones one further */
+static inline __attribute__((always_inline)) __m512 ft_maxpool_s2_fold(__m512 a, __m512 b, __m512 e, int kw) {
+  const __m512 lo = _mm512_set1_ps(-INFINITY);
+  const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i od = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  __m512 t0 = _mm512_permutex2var_ps(a, ev, b), v = _mm512_max_ps(t0, lo);
+  v = _mm512_max_ps(_mm512_permutex2var_ps(a, od, b), v);
+  if (kw == 3) v = _mm512_max_ps(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(e), _mm512_castps_si512(t0), 1)), v);
+  return v;
+}
+
+/* Where ft_maxpool_f32_s2_row's vectors of 16 outputs read, the same for every row of a call:
+ * the run o0, o0 + 16, ... <= o1 whose 32 (33) columns lie inside the row and whose outputs are
+ * all in it (plain loads), and the n vectors outside it (at most FT_S2_EDGES: one left of it
+ * where pw > 0, the last one or two) with their column masks. */
+#define FT_S2_EDGES 8
+typedef struct {
+  int64_t o0, o1;
+  int n;
+  int64_t o[FT_S2_EDGES];
+  __mmask16 ma[FT_S2_EDGES], mb[FT_S2_EDGES], me[FT_S2_EDGES];
+} ft_s2_plan;
+
+/* 0 where the vectors outside the run are more than FT_S2_EDGES (a row far wider than its
+ * input: then the caller takes the column-maxima path) */
+static inline int ft_s2_plan_make(ft_s2_plan *g, int64_t IW, int64_t OW, int64_t pw, int kw) {
+  const int64_t k3 = kw == 3, num = IW + pw - 32 - k3; /* c + 32 + k3 <= IW, c = 2o - pw */
+  g->o0 = pw > 0 ? 16 : 0;
+  g->o1 = num < 0 ? -1 : num / 2;
+  if (g->o1 > OW - 16) g->o1 = OW - 16;
+  g->n = 0;
+  for (int64_t o = 0; o < OW; o += 16) {
+    if (o >= g->o0 && o <= g->o1) continue;
+    if (g->n == FT_S2_EDGES) return 0;
+    const int64_t c = 2 * o - pw;
+    g->o[g->n] = o;
+    g->ma[g->n] = ft_pool_cols(c, IW);
+    g->mb[g->n] = ft_pool_cols(c + 16, IW);
+    g->me[g->n] = kw == 3 ? (__mmask16)(ft_pool_cols(c + 32, IW) & 1) : 0;
+    g->n++;
+  }
+  return 1;
+}
+
 /* One output row of a 2- or 3-wide window with horizontal stride 2 and dilation 1 (the CNN
  * pools: 3x3/2, 2x2/2) from its nr input rows, in registers: per 16 outputs the column maxima of
  * input columns [c, c + 48) (the third vector for its first column only), then the taps as the
@@ -168,34 +213,47 @@ static inline __mmask16 ft_pool_cols(int64_t c, int64_t IW) {
  * the same order as ft_maxpool_f32_taps_avx512 over a column-maxima buffer, without the buffer:
  * its stores and the unaligned loads right after them (which wait until the stores reach the
  * cache) made that path 2-4x slower than this on SqueezeNet's and ResNet-50's pools. Columns
- * outside the row load as -INFINITY (masked: nothing is read there). */
-static inline void ft_maxpool_f32_s2_row(const float *const *rows, int nr, float *yr, int64_t IW, int64_t OW,
-                                         int64_t pw, int kw) {
+ * outside the row load as -INFINITY (masked: nothing is read there); where they lie is planned
+ * once per call (ft_s2_plan): worked out per vector, with the shapes not constants, the row took
+ * twice the time. */
+static inline void ft_maxpool_f32_s2_row(const float *const *rows, int nr, float *yr, int64_t OW, int64_t pw,
+                                         int kw, const ft_s2_plan *g) {
   const __m512 lo = _mm512_set1_ps(-INFINITY);
-  const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i od = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  for (int64_t o = 0; o < OW; o += 16) {
-    const int64_t c = 2 * o - pw;
-    const __mmask16 ma = ft_pool_cols(c, IW), mb = ft_pool_cols(c + 16, IW);
-    const __mmask16 me = kw == 3 ? (__mmask16)(ft_pool_cols(c + 32, IW) & 1) : 0;
-    __m512 a = lo, b = lo, e = lo;
-    if (nr == 3 && c >= 0 && c + 32 + (kw == 3) <= IW) { /* inside the row: plain loads, three rows */
-      const float *x0 = rows[0] + c, *x1 = rows[1] + c, *x2 = rows[2] + c;
-      a = _mm512_max_ps(_mm512_loadu_ps(x2), _mm512_max_ps(_mm512_loadu_ps(x1), _mm512_max_ps(_mm512_loadu_ps(x0), lo)));
-      b = _mm512_max_ps(_mm512_loadu_ps(x2 + 16), _mm512_max_ps(_mm512_loadu_ps(x1 + 16), _mm512_max_ps(_mm512_loadu_ps(x0 + 16), lo)));
+  if (nr == 3) {
+    const float *x0 = rows[0], *x1 = rows[1], *x2 = rows[2];
+    for (int64_t o = g->o0; o <= g->o1; o += 16) {
+      const int64_t c = 2 * o - pw;
+      __m512 a = _mm512_max_ps(_mm512_loadu_ps(x2 + c), _mm512_max_ps(_mm512_loadu_ps(x1 + c), _mm512_max_ps(_mm512_loadu_ps(x0 + c), lo)));
+      __m512 b = _mm512_max_ps(_mm512_loadu_ps(x2 + c + 16),
+                               _mm512_max_ps(_mm512_loadu_ps(x1 + c + 16), _mm512_max_ps(_mm512_loadu_ps(x0 + c + 16), lo)));
+      __m512 e = lo;
       if (kw == 3)
-        e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, x2 + 32),
-                          _mm512_max_ps(_mm512_maskz_loadu_ps(1, x1 + 32), _mm512_max_ps(_mm512_maskz_loadu_ps(1, x0 + 32), lo)));
-    } else
+        e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, x2 + c + 32),
+                          _mm512_max_ps(_mm512_maskz_loadu_ps(1, x1 + c + 32), _mm512_max_ps(_mm512_maskz_loadu_ps(1, x0 + c + 32), lo)));
+      _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
+    }
+  } else
+    for (int64_t o = g->o0; o <= g->o1; o += 16) { /* the same vectors, from the rows there are */
+      const int64_t c = 2 * o - pw;
+      __m512 a = lo, b = lo, e = lo;
+      for (int r = 0; r < nr; r++) {
+        a = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c), a);
+        b = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c + 16), b);
+        if (kw == 3) e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, rows[r] + c + 32), e);
+      }
+      _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
+    }
+  for (int i = 0; i < g->n; i++) {
+    const int64_t o = g->o[i], c = 2 * o - pw;
+    const __mmask16 ma = g->ma[i], mb = g->mb[i], me = g->me[i];
+    __m512 a = lo, b = lo, e = lo;
     for (int r = 0; r < nr; r++) {
       const float *xr = (const float *)((uintptr_t)rows[r] + (uintptr_t)(c * (int64_t)sizeof(float)));
       a = _mm512_max_ps(_mm512_mask_loadu_ps(lo, ma, xr), a);
       b = _mm512_max_ps(_mm512_mask_loadu_ps(lo, mb, xr + 16), b);
       if (kw == 3) e = _mm512_max_ps(_mm512_mask_loadu_ps(lo, me, xr + 32), e);
     }
-    __m512 t0 = _mm512_permutex2var_ps(a, ev, b), v = _mm512_max_ps(t0, lo);
-    v = _mm512_max_ps(_mm512_permutex2var_ps(a, od, b), v);
-    if (kw == 3) v = _mm512_max_ps(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(e), _mm512_castps_si512(t0), 1)), v);
+    __m512 v = ft_maxpool_s2_fold(a, b, e, kw);
     if (OW - o >= 16) _mm512_storeu_ps(yr + o, v);
     else _mm512_mask_storeu_ps(yr + o, (__mmask16)((1u << (OW - o)) - 1), v);
   }
@@ -204,12 +262,22 @@ static inline void ft_maxpool_f32_s2_row(const float *const *rows, int nr, float
 static int ft_maxpool_f32_rows_avx512(const int64_t *p, const float *x, float *y, int64_t r0, int64_t r1) {
   const int64_t *ins = p + FT_PL_IN, *k_ = p + FT_PL_K, *s_ = p + FT_PL_S, *d_ = p + FT_PL_D, *pb_ = p + FT_PL_P;
   const int64_t IW = ins[2], OW = p[FT_PL_OUT + 2], sw = s_[2], kw = k_[2], dw = d_[2], pw = pb_[2];
-  if (sw == 2 && dw == 1 && (kw == 2 || kw == 3) && pw >= 0 && pw < kw && k_[1] <= 64) {
+  ft_s2_plan g;
+  if (sw == 2 && dw == 1 && (kw == 2 || kw == 3) && pw >= 0 && pw < kw && k_[1] <= 64 && ft_s2_plan_make(&g, IW, OW, pw, (int)kw)) {
+    const int64_t IH = ins[1], KH = k_[1], sh = s_[1], ph = pb_[1];
     for (int64_t oh = r0; oh < r1; oh++) {
       const float *rows[64];
-      const int nr = ft_pool_window_rows(p, x, oh, rows);
-      if (kw == 3) ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, IW, OW, pw, 3);
-      else ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, IW, OW, pw, 2);
+      const int64_t ih = oh * sh - ph;
+      int nr = 3;
+      if (KH == 3 && d_[1] == 1 && ih >= 0 && ih + 3 <= IH) { /* the window inside the plane */
+        rows[0] = x + ih * IW;
+        rows[1] = rows[0] + IW;
+        rows[2] = rows[1] + IW;
+        if (oh + 1 < r1 && ih + 5 <= IH) /* the next row's two new input rows: ahead of the loads */
+          for (int64_t b = 0; b < 2 * IW * (int64_t)sizeof(float); b += 64) _mm_prefetch((const char *)(rows[2] + IW) + b, _MM_HINT_T0);
+      } else nr = ft_pool_window_rows(p, x, oh, rows);
+      if (kw == 3) ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, OW, pw, 3, &g);
+      else ft_maxpool_f32_s2_row(rows, nr, y + oh * OW, OW, pw, 2, &g);
     }
     return 1;
   }

@@ -120,6 +120,19 @@ Test(pool, maxpool_widths_strides_kernels) {
           }
 }
 
+/* The stride-2 row kernel (pool.h ft_maxpool_f32_s2_row) on rows wide enough for a run of
+ * vectors read without masks, with a masked vector left of it (a pad) and one or two right of it
+ * (ceil or not), three-row windows inside the plane and fewer at its padded edges. */
+Test(pool, maxpool_stride2_wide_rows) {
+  for (int64_t W = 33; W <= 150; W += 13)
+    for (int64_t k = 2; k <= 3; k++)
+      for (int64_t pad = 0; pad < k; pad++)
+        for (int ceil = 0; ceil < 2; ceil++) {
+          mcase c = {1, 3, 9, W, k, k, 2, 2, 1, 1, pad, pad, ceil, 1, (int)(W % 3)};
+          run_mcase(&c);
+        }
+}
+
 Test(pool, maxpool_dilation_and_uneven_windows) {
   for (int64_t W = 1; W <= 40; W += 3)
     for (int64_t s = 1; s <= 3; s++)
