@@ -175,11 +175,13 @@ static inline __attribute__((always_inline)) __m512 ft_maxpool_s2_fold(__m512 a,
 
 /* Where ft_maxpool_f32_s2_row's vectors of 16 outputs read, the same for every row of a call:
  * the run o0, o0 + 16, ... <= o1 whose 32 (33) columns lie inside the row and whose outputs are
- * all in it (plain loads), and the n vectors outside it (at most FT_S2_EDGES: one left of it
- * where pw > 0, the last one or two) with their column masks. */
+ * all in it (plain loads); tail, where the row's last 16 outputs are such a vector too, its
+ * start (OW - 16, overlapping the run: those outputs are computed twice, alike), else -1; and
+ * the n vectors outside (at most FT_S2_EDGES: one left of the run where pw > 0, the last one or
+ * two where there is no tail) with their column masks. */
 #define FT_S2_EDGES 8
 typedef struct {
-  int64_t o0, o1;
+  int64_t o0, o1, tail;
   int n;
   int64_t o[FT_S2_EDGES];
   __mmask16 ma[FT_S2_EDGES], mb[FT_S2_EDGES], me[FT_S2_EDGES];
@@ -191,10 +193,15 @@ static inline int ft_s2_plan_make(ft_s2_plan *g, int64_t IW, int64_t OW, int64_t
   const int64_t k3 = kw == 3, num = IW + pw - 32 - k3; /* c + 32 + k3 <= IW, c = 2o - pw */
   g->o0 = pw > 0 ? 16 : 0;
   g->o1 = num < 0 ? -1 : num / 2;
+  g->tail = -1;
+  if (g->o1 >= OW - 16 && OW - 16 >= g->o0) { /* every vector from o0 on is inside the row */
+    g->o1 = OW - 16;
+    if ((OW - g->o0) % 16) g->tail = OW - 16;
+  }
   if (g->o1 > OW - 16) g->o1 = OW - 16;
   g->n = 0;
   for (int64_t o = 0; o < OW; o += 16) {
-    if (o >= g->o0 && o <= g->o1) continue;
+    if ((o >= g->o0 && o <= g->o1) || (g->tail >= 0 && o > g->o1)) continue;
     if (g->n == FT_S2_EDGES) return 0;
     const int64_t c = 2 * o - pw;
     g->o[g->n] = o;
@@ -216,43 +223,51 @@ static inline int ft_s2_plan_make(ft_s2_plan *g, int64_t IW, int64_t OW, int64_t
  * outside the row load as -INFINITY (masked: nothing is read there); where they lie is planned
  * once per call (ft_s2_plan): worked out per vector, with the shapes not constants, the row took
  * twice the time. */
+/* The 16 outputs at o of a vector inside the row (ft_s2_plan's run and tail): plain loads */
+static inline __attribute__((always_inline)) void ft_maxpool_f32_s2_in(const float *const *rows, int nr, float *yr,
+                                                                       int64_t pw, int kw, int64_t o) {
+  const __m512 lo = _mm512_set1_ps(-INFINITY);
+  const int64_t c = 2 * o - pw;
+  __m512 a, b, e = lo;
+  if (nr == 3) {
+    const float *x0 = rows[0] + c, *x1 = rows[1] + c, *x2 = rows[2] + c;
+    a = _mm512_max_ps(_mm512_loadu_ps(x2), _mm512_max_ps(_mm512_loadu_ps(x1), _mm512_max_ps(_mm512_loadu_ps(x0), lo)));
+    b = _mm512_max_ps(_mm512_loadu_ps(x2 + 16), _mm512_max_ps(_mm512_loadu_ps(x1 + 16), _mm512_max_ps(_mm512_loadu_ps(x0 + 16), lo)));
+    if (kw == 3)
+      e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, x2 + 32),
+                        _mm512_max_ps(_mm512_maskz_loadu_ps(1, x1 + 32), _mm512_max_ps(_mm512_maskz_loadu_ps(1, x0 + 32), lo)));
+  } else { /* the same from the rows there are */
+    a = lo;
+    b = lo;
+    for (int r = 0; r < nr; r++) {
+      a = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c), a);
+      b = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c + 16), b);
+      if (kw == 3) e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, rows[r] + c + 32), e);
+    }
+  }
+  _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
+}
+
 static inline void ft_maxpool_f32_s2_row(const float *const *rows, int nr, float *yr, int64_t OW, int64_t pw,
                                          int kw, const ft_s2_plan *g) {
   const __m512 lo = _mm512_set1_ps(-INFINITY);
-  if (nr == 3) {
-    const float *x0 = rows[0], *x1 = rows[1], *x2 = rows[2];
-    for (int64_t o = g->o0; o <= g->o1; o += 16) {
-      const int64_t c = 2 * o - pw;
-      __m512 a = _mm512_max_ps(_mm512_loadu_ps(x2 + c), _mm512_max_ps(_mm512_loadu_ps(x1 + c), _mm512_max_ps(_mm512_loadu_ps(x0 + c), lo)));
-      __m512 b = _mm512_max_ps(_mm512_loadu_ps(x2 + c + 16),
-                               _mm512_max_ps(_mm512_loadu_ps(x1 + c + 16), _mm512_max_ps(_mm512_loadu_ps(x0 + c + 16), lo)));
-      __m512 e = lo;
-      if (kw == 3)
-        e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, x2 + c + 32),
-                          _mm512_max_ps(_mm512_maskz_loadu_ps(1, x1 + c + 32), _mm512_max_ps(_mm512_maskz_loadu_ps(1, x0 + c + 32), lo)));
-      _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
-    }
-  } else
-    for (int64_t o = g->o0; o <= g->o1; o += 16) { /* the same vectors, from the rows there are */
-      const int64_t c = 2 * o - pw;
-      __m512 a = lo, b = lo, e = lo;
-      for (int r = 0; r < nr; r++) {
-        a = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c), a);
-        b = _mm512_max_ps(_mm512_loadu_ps(rows[r] + c + 16), b);
-        if (kw == 3) e = _mm512_max_ps(_mm512_maskz_loadu_ps(1, rows[r] + c + 32), e);
-      }
-      _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
-    }
+  for (int64_t o = g->o0; o <= g->o1; o += 16) ft_maxpool_f32_s2_in(rows, nr, yr, pw, kw, o);
+  if (g->tail >= 0) ft_maxpool_f32_s2_in(rows, nr, yr, pw, kw, g->tail);
   for (int i = 0; i < g->n; i++) {
     const int64_t o = g->o[i], c = 2 * o - pw;
     const __mmask16 ma = g->ma[i], mb = g->mb[i], me = g->me[i];
     __m512 a = lo, b = lo, e = lo;
-    for (int r = 0; r < nr; r++) {
-      const float *xr = (const float *)((uintptr_t)rows[r] + (uintptr_t)(c * (int64_t)sizeof(float)));
-      a = _mm512_max_ps(_mm512_mask_loadu_ps(lo, ma, xr), a);
-      b = _mm512_max_ps(_mm512_mask_loadu_ps(lo, mb, xr + 16), b);
-      if (kw == 3) e = _mm512_max_ps(_mm512_mask_loadu_ps(lo, me, xr + 32), e);
-    }
+#define FT_S2_EDGE_ROW_(r)                                                                          \
+  {                                                                                                 \
+    const float *xr = (const float *)((uintptr_t)rows[r] + (uintptr_t)(c * (int64_t)sizeof(float))); \
+    a = _mm512_max_ps(_mm512_mask_loadu_ps(lo, ma, xr), a);                                         \
+    b = _mm512_max_ps(_mm512_mask_loadu_ps(lo, mb, xr + 16), b);                                    \
+    if (kw == 3) e = _mm512_max_ps(_mm512_mask_loadu_ps(lo, me, xr + 32), e);                       \
+  }
+    if (nr == 3) { FT_S2_EDGE_ROW_(0) FT_S2_EDGE_ROW_(1) FT_S2_EDGE_ROW_(2) }
+    else
+      for (int r = 0; r < nr; r++) FT_S2_EDGE_ROW_(r)
+#undef FT_S2_EDGE_ROW_
     __m512 v = ft_maxpool_s2_fold(a, b, e, kw);
     if (OW - o >= 16) _mm512_storeu_ps(yr + o, v);
     else _mm512_mask_storeu_ps(yr + o, (__mmask16)((1u << (OW - o)) - 1), v);
