@@ -213,16 +213,6 @@ static inline int ft_s2_plan_make(ft_s2_plan *g, int64_t IW, int64_t OW, int64_t
   return 1;
 }
 
-/* One output row of a 2- or 3-wide window with horizontal stride 2 and dilation 1 (the CNN
- * pools: 3x3/2, 2x2/2) from its nr input rows, in registers: per 16 outputs the column maxima of
- * input columns [c, c + 48) (the third vector for its first column only), then the taps as the
- * even columns, the odd ones and the even ones one further (a lane shift). The same folds in
- * the same order as ft_maxpool_f32_taps_avx512 over a column-maxima buffer, without the buffer:
- * its stores and the unaligned loads right after them (which wait until the stores reach the
- * cache) made that path 2-4x slower than this on SqueezeNet's and ResNet-50's pools. Columns
- * outside the row load as -INFINITY (masked: nothing is read there); where they lie is planned
- * once per call (ft_s2_plan): worked out per vector, with the shapes not constants, the row took
- * twice the time. */
 /* The 16 outputs at o of a vector inside the row (ft_s2_plan's run and tail): plain loads */
 static inline __attribute__((always_inline)) void ft_maxpool_f32_s2_in(const float *const *rows, int nr, float *yr,
                                                                        int64_t pw, int kw, int64_t o) {
@@ -248,6 +238,16 @@ static inline __attribute__((always_inline)) void ft_maxpool_f32_s2_in(const flo
   _mm512_storeu_ps(yr + o, ft_maxpool_s2_fold(a, b, e, kw));
 }
 
+/* One output row of a 2- or 3-wide window with horizontal stride 2 and dilation 1 (the CNN
+ * pools: 3x3/2, 2x2/2) from its nr input rows, in registers: per 16 outputs the column maxima of
+ * input columns [c, c + 48) (the third vector for its first column only), then the taps as the
+ * even columns, the odd ones and the even ones one further (a lane shift). The same folds in
+ * the same order as ft_maxpool_f32_taps_avx512 over a column-maxima buffer, without the buffer:
+ * its stores and the unaligned loads right after them (which wait until the stores reach the
+ * cache) made that path 2-4x slower than this on SqueezeNet's and ResNet-50's pools. Columns
+ * outside the row load as -INFINITY (masked: nothing is read there); where they lie is planned
+ * once per call (ft_s2_plan): worked out per vector, with the shapes not constants, the row took
+ * twice the time. */
 static inline void ft_maxpool_f32_s2_row(const float *const *rows, int nr, float *yr, int64_t OW, int64_t pw,
                                          int kw, const ft_s2_plan *g) {
   const __m512 lo = _mm512_set1_ps(-INFINITY);
