@@ -600,8 +600,8 @@ static int qdq_matmul_plan(ft_opctx *c, ft_kcall *k) {
 }
 
 /* A depthwise QDQConv (group = C = C_out) runs ft_conv_qdw_f32 (templates/c/conv.h): float x
- * quantized on the way in (or x already 8-bit, of x_zero_point's type), 1-D or 2-D, at most FT_QDW_MAXTAPS taps (its sums stay exact), w's
- * zero points 0, Relu or one activation. */
+ * quantized on the way in (or x already 8-bit, of x_zero_point's type), 1-D or 2-D, at most
+ * FT_QDW_MAXTAPS taps (its sums stay exact), w's zero points 0, Relu or one activation. */
 static int qdq_depthwise_check(ft_opctx *c) {
   const ft_tensor *x = c->in[0], *w = c->in[3], *wz = opt_in(c, 5);
   if (x->dims[1] != w->dims[0] || w->dims[1] != 1 || x->rank > 4)
