@@ -258,12 +258,79 @@ static void ft_i8_sliver_rowsums(const ft_i8_ctx *c, int64_t s) {
   for (int r = 0; r < FT_I8_MR; r++) c->rowsum[s * FT_I8_MR + r] = sum[r];
 }
 
+#if defined(FT_I8_VNNI) && FT_I8_MR == 6
+/* 64 k of row m (from k0, kv of them inside K) as A'' bytes in a register: ft_i8_to_u8's values
+ * ^ 0x80, 0 past K and for a row past M (what ft_i8_pack_a_rows's tmp holds, interleaved) */
+static inline __attribute__((always_inline)) __m512i ft_i8_a64(const ft_i8_ctx *c, int64_t kind, int64_t m, int64_t k0,
+                                                              int64_t kv) {
+  if (m >= c->M) return _mm512_setzero_si512();
+  const __mmask64 km = kv >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << kv) - 1);
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  const char *x = (const char *)c->a + (m * c->p[FT_I8_A_RS] + k0) * (kind == 2 ? 4 : 1);
+  if (kind != 2) { /* int8: (x ^ 0x80) ^ 0x80, the byte itself; uint8: x ^ 0x80 */
+    __m512i v = _mm512_maskz_loadu_epi8(km, x);
+    return kind == 1 ? v : _mm512_maskz_mov_epi8(km, _mm512_xor_si512(v, flip));
+  }
+  const float *xf = (const float *)(const void *)x;
+  __m512 vs = _mm512_set1_ps(c->qs), vz = _mm512_set1_ps((float)c->ca), lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.0f);
+  __m128i q[4];
+  for (int j = 0; j < 4; j++) { /* ft_i8_to_u8's expressions, 16 values at a time */
+    __mmask16 mk = (__mmask16)(km >> (16 * j));
+    __m512 v = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, xf + 16 * j), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, vz), lo), hi);
+    q[j] = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v));
+  }
+  __m512i u = _mm512_inserti32x4(_mm512_castsi128_si512(q[0]), q[1], 1);
+  u = _mm512_inserti32x4(_mm512_inserti32x4(u, q[2], 2), q[3], 3);
+  return _mm512_maskz_mov_epi8(km, _mm512_xor_si512(u, flip));
+}
+#endif
+
 /* matrix A: slivers [lo, hi) of the chunk, 64 k at a time: each row's k converted to uint8 in
  * tmp, then interleaved into the sliver as A'' (one 4-byte word per row and group, ^ 0x80 per
- * byte); k past K is 0 (0x80 in tmp). Then the sliver's row sums when they are needed. */
+ * byte); k past K is 0 (0x80 in tmp). Then the sliver's row sums when they are needed. With
+ * VNNI (6-row slivers) each row's 64 k go to a register instead and 6 masked vpermd per 16
+ * words of output interleave them: the tmp path's word-by-word copies were about a third of the
+ * packing. */
 static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
   int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS], G = c->K4 >> 2, esz = kind == 2 ? 4 : 1;
+#if defined(FT_I8_VNNI) && FT_I8_MR == 6
+  /* output word f = 6 g + r of a 64-k block is word g of row r: vector j holds f in [16 j,
+     16 j + 16), lane i row (4 j + i) % 6 (16 = 4 mod 6), word (16 j + i) / 6 */
+  __m512i idx[6];
+  __mmask16 rm[6][6];
+  for (int j = 0; j < 6; j++) {
+    int32_t w[16];
+    for (int i = 0; i < 16; i++) w[i] = (16 * j + i) / 6;
+    idx[j] = _mm512_loadu_si512((const void *)w);
+    for (int r = 0; r < 6; r++) {
+      unsigned mk = 0;
+      for (int i = 0; i < 16; i++) mk |= ((16 * j + i) % 6 == r) << i;
+      rm[j][r] = (__mmask16)mk;
+    }
+  }
+  for (int64_t s = lo; s < hi; s++) {
+    int8_t *d = c->ap + s * G * FT_I8_MR * 4;
+    for (int64_t k0 = 0; k0 < c->K4; k0 += 64) {
+      int64_t kb = c->K4 - k0 < 64 ? c->K4 - k0 : 64, kv = c->K - k0 < kb ? c->K - k0 : kb;
+      __m512i v[6];
+      for (int r = 0; r < 6; r++) v[r] = ft_i8_a64(c, kind, c->c0 + s * FT_I8_MR + r, k0, kv);
+      int8_t *dg = d + k0 * FT_I8_MR;
+      int64_t words = (kb >> 2) * FT_I8_MR; /* 96 for a whole block */
+      for (int j = 0; j < 6 && 16 * j < words; j++) {
+        __m512i o = _mm512_setzero_si512();
+        for (int r = 0; r < 6; r++) o = _mm512_mask_permutexvar_epi32(o, rm[j][r], idx[j], v[r]);
+        int64_t left = words - 16 * j;
+        _mm512_mask_storeu_epi32(dg + 64 * j, left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1), o);
+      }
+    }
+    if (c->zbp) ft_i8_sliver_rowsums(c, s);
+  }
+  (void)rs;
+  (void)esz;
+  return;
+#endif
   uint8_t tmp[FT_I8_MR][64];
   for (int64_t s = lo; s < hi; s++) {
     int8_t *d = c->ap + s * G * FT_I8_MR * 4;
