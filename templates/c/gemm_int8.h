@@ -216,17 +216,25 @@ static inline uint8_t ft_i8_quant_u8(float x, float s, int32_t z) {
 /* n elements of A from x as uint8 A' into d: float32 quantized with (qs, ca), int8 + 128
  * (x ^ 0x80), uint8 as is. The vector path computes the scalar one's float expressions lane by
  * lane (a division, rint to even, + zero point, saturation), so both give the same bytes. */
+#ifdef FT_I8_VNNI
+/* The lanes mk of x[0, 16) quantized with scale qs and zero point ca (vs, vz: them broadcast)
+ * to uint8, 16 bytes: the scalar expressions (ft_i8_quant_u8) lane by lane */
+static inline __attribute__((always_inline)) __m128i ft_i8_q16(const float *x, __mmask16 mk, __m512 vs, __m512 vz) {
+  __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, x), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
+  return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q));
+}
+#endif
+
 static void ft_i8_to_u8(int64_t kind, float qs, int32_t ca, const void *x, int64_t n, uint8_t *d) {
   int64_t i = 0;
 #ifdef FT_I8_VNNI
   if (kind == 2) {
     const float *xf = (const float *)x;
-    __m512 vs = _mm512_set1_ps(qs), vz = _mm512_set1_ps((float)ca), lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.0f);
+    __m512 vs = _mm512_set1_ps(qs), vz = _mm512_set1_ps((float)ca);
     for (; i < n; i += 16) {
       __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-      __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, xf + i), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, vz), lo), hi);
-      _mm_mask_storeu_epi8(d + i, mk, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q)));
+      _mm_mask_storeu_epi8(d + i, mk, ft_i8_q16(xf + i, mk, vs, vz));
     }
     return;
   }
@@ -272,14 +280,9 @@ static inline __attribute__((always_inline)) __m512i ft_i8_a64(const ft_i8_ctx *
     return kind == 1 ? v : _mm512_maskz_mov_epi8(km, _mm512_xor_si512(v, flip));
   }
   const float *xf = (const float *)(const void *)x;
-  __m512 vs = _mm512_set1_ps(c->qs), vz = _mm512_set1_ps((float)c->ca), lo = _mm512_setzero_ps(), hi = _mm512_set1_ps(255.0f);
+  __m512 vs = _mm512_set1_ps(c->qs), vz = _mm512_set1_ps((float)c->ca);
   __m128i q[4];
-  for (int j = 0; j < 4; j++) { /* ft_i8_to_u8's expressions, 16 values at a time */
-    __mmask16 mk = (__mmask16)(km >> (16 * j));
-    __m512 v = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, xf + 16 * j), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, vz), lo), hi);
-    q[j] = _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(v));
-  }
+  for (int j = 0; j < 4; j++) q[j] = ft_i8_q16(xf + 16 * j, (__mmask16)(km >> (16 * j)), vs, vz);
   __m512i u = _mm512_inserti32x4(_mm512_castsi128_si512(q[0]), q[1], 1);
   u = _mm512_inserti32x4(_mm512_inserti32x4(u, q[2], 2), q[3], 3);
   return _mm512_maskz_mov_epi8(km, _mm512_xor_si512(u, flip));
@@ -588,54 +591,69 @@ static inline __attribute__((always_inline)) __m512 ft_i8_act_v(const ft_i8_ctx 
   }
 }
 
-/* FT_I8_YQ: the float32 epilogue's value of 16 corrected sums (ft_i8_epi_v's F32 case), then
- * QuantizeLinear: a division, round to even, + zy, saturation (NaN: the low end, as max returns
- * its second operand); the saturated value in an int32 lane */
-static inline __attribute__((always_inline)) __m512i ft_i8_epi_yq(const ft_i8_ctx *c, __m512i x, __m512 sc, int64_t r, int64_t n, __mmask16 mk) {
-  const int64_t *p = c->p;
-  int rw = c->rowwise, u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
-  __m512 v;
-  if (p[FT_I8_BIAS] == 1) {
-    __m512 bias = rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
-    v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias);
-  } else v = _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
-  if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-  v = ft_i8_act_v(c, v);
-  v = _mm512_roundscale_ps(_mm512_div_ps(v, _mm512_set1_ps(c->ys)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
-  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
+/* The constants of ft_i8_fin, in registers (ft_i8_epi_fast: for the whole tile) */
+typedef struct {
+  __m512 lo, hi, ys, zy, qlo, qhi; /* Clip's range; y's scale, zero point and 8-bit range */
+} ft_i8_fin_k;
+
+/* The float32 and the requantized (FT_I8_YQ) outputs' values of 16 sums x: x corrected by comp
+ * and, with b zero points, zbr (zbp * rowsum; 0 without), then scale and bias of the 16 lanes
+ * (hb: a bias; one fma), relu (max(0, v) keeps -0 as v < 0 does), ac the activation's class (0
+ * none, 1 Clip, 2 another: ft_i8_act_v), and for yq QuantizeLinear: a division, round to even,
+ * + zy, saturation (NaN: the low end, as max returns its second operand), the saturated value
+ * in an int32 lane. ft_i8_epi_v and ft_i8_epi_fast both compute them here. */
+static inline __attribute__((always_inline)) __m512i ft_i8_fin(const ft_i8_ctx *c, const ft_i8_fin_k *k, __m512i x,
+                                                              __m512i comp, __m512i zbr, __m512 sc, __m512 bias, int hb,
+                                                              int relu, int ac, int yq) {
+  __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_add_epi32(x, comp), zbr));
+  v = hb ? _mm512_fmadd_ps(v, sc, bias) : _mm512_mul_ps(v, sc);
+  if (relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  if (ac == 1) v = _mm512_min_ps(k->hi, _mm512_max_ps(k->lo, v));
+  else if (ac == 2) v = ft_i8_act_v(c, v);
+  if (!yq) return _mm512_castps_si512(v);
+  v = _mm512_roundscale_ps(_mm512_div_ps(v, k->ys), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, k->zy), k->qlo), k->qhi);
   return _mm512_cvttps_epi32(v);
+}
+
+static inline ft_i8_fin_k ft_i8_fin_consts(const ft_i8_ctx *c) {
+  int u8 = c->p[FT_I8_OUT] == FT_I8_OUT_U8;
+  ft_i8_fin_k k = {_mm512_set1_ps(c->act.lo), _mm512_set1_ps(c->act.hi), _mm512_set1_ps(c->ys),
+                   _mm512_set1_ps((float)c->zy), _mm512_set1_ps(u8 ? 0.0f : -128.0f), _mm512_set1_ps(u8 ? 255.0f : 127.0f)};
+  return k;
+}
+
+/* the activation's class for ft_i8_fin */
+static inline int ft_i8_fin_class(const ft_i8_ctx *c) {
+  return c->act.act == FT_ACT_NONE ? 0 : c->act.act == FT_ACT_CLIP ? 1 : 2;
 }
 
 /* 16 sums of row r (of the chunk) and columns [n, n + 16), corrected, as the output kind's
  * value: float32 bits, int32, or the saturated 8-bit value in an int32 lane. The scalar
- * epilogue's expressions, lane by lane (one fma with a bias; max(0, v) keeps -0 as v < 0 does). */
+ * epilogue's expressions, lane by lane. */
 static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx *c, __m512i x, int64_t r, int64_t n, __mmask16 mk) {
   const int64_t *p = c->p;
   int rw = c->rowwise; /* W.X: comp, scale and bias of row r in every lane */
-  x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(c->comp[r]) : _mm512_loadu_si512((const void *)(c->comp + n)));
-  if (c->zbp) x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(c->zbp + n)), _mm512_set1_epi32(c->rowsum[r])));
+  __m512i comp = rw ? _mm512_set1_epi32(c->comp[r]) : _mm512_loadu_si512((const void *)(c->comp + n));
+  __m512i zbr = c->zbp ? _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(c->zbp + n)), _mm512_set1_epi32(c->rowsum[r]))
+                       : _mm512_setzero_si512();
   __m512 sc = rw ? _mm512_set1_ps(c->scale[r]) : _mm512_loadu_ps(c->scale + n);
-  switch (p[FT_I8_OUT]) {
-  case FT_I8_OUT_S32: return x;
-  case FT_I8_OUT_F32: {
-    __m512 bias = p[FT_I8_BIAS] != 1 ? _mm512_setzero_ps()
+  if (p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ]) {
+    int hb = p[FT_I8_BIAS] == 1;
+    __m512 bias = !hb ? _mm512_setzero_ps()
                   : rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
-    __m512 v = p[FT_I8_BIAS] == 1 ? _mm512_fmadd_ps(_mm512_cvtepi32_ps(x), sc, bias) : _mm512_mul_ps(_mm512_cvtepi32_ps(x), sc);
-    if (p[FT_I8_RELU]) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-    return _mm512_castps_si512(ft_i8_act_v(c, v));
+    ft_i8_fin_k k = ft_i8_fin_consts(c);
+    return ft_i8_fin(c, &k, x, comp, zbr, sc, bias, hb, p[FT_I8_RELU] != 0, ft_i8_fin_class(c), p[FT_I8_YQ] != 0);
   }
-  default: {
-    if (p[FT_I8_YQ]) return ft_i8_epi_yq(c, x, sc, r, n, mk);
-    if (p[FT_I8_BIAS] == 2)
-      x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(((const int32_t *)c->bias)[r]) : _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
-    __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
-    int u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
-    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
-    return _mm512_cvttps_epi32(v);
-  }
-  }
+  x = _mm512_sub_epi32(_mm512_add_epi32(x, comp), zbr);
+  if (p[FT_I8_OUT] == FT_I8_OUT_S32) return x;
+  if (p[FT_I8_BIAS] == 2)
+    x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(((const int32_t *)c->bias)[r]) : _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
+  __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
+  int u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
+  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
+  return _mm512_cvttps_epi32(v);
 }
 
 /* the finished values into Y where its columns are contiguous (else into the tile, for
@@ -732,29 +750,6 @@ static void ft_i8_store_virt(const ft_i8_ctx *c, int32_t *tile, int64_t r0, int6
   }
 }
 
-/* The constants of ft_i8_epi_fast's values, in registers for the whole tile */
-typedef struct {
-  __m512 lo, hi, ys, zy, qlo, qhi; /* Clip's range; y's scale, zero point and 8-bit range */
-} ft_i8_fin_k;
-
-/* ft_i8_epi_v's float32 and requantized (FT_I8_YQ) cases on 16 sums x, the same operations in
- * the same order: x corrected by comp and, with b zero points, zbr (zbp * rowsum; 0 without),
- * then scale and bias of the 16 lanes (hb: a bias), relu, ac the activation's class (0 none, 1
- * Clip, 2 another: ft_i8_act_v), yq the 8-bit output */
-static inline __attribute__((always_inline)) __m512i ft_i8_fin(const ft_i8_ctx *c, const ft_i8_fin_k *k, __m512i x,
-                                                              __m512i comp, __m512i zbr, __m512 sc, __m512 bias, int hb,
-                                                              int relu, int ac, int yq) {
-  __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_add_epi32(x, comp), zbr));
-  v = hb ? _mm512_fmadd_ps(v, sc, bias) : _mm512_mul_ps(v, sc);
-  if (relu) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-  if (ac == 1) v = _mm512_min_ps(k->hi, _mm512_max_ps(k->lo, v));
-  else if (ac == 2) v = ft_i8_act_v(c, v);
-  if (!yq) return _mm512_castps_si512(v);
-  v = _mm512_roundscale_ps(_mm512_div_ps(v, k->ys), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, k->zy), k->qlo), k->qhi);
-  return _mm512_cvttps_epi32(v);
-}
-
 /* 16 finished values to y: floats, or the 8-bit values of int32 lanes */
 static inline __attribute__((always_inline)) void ft_i8_fin_store(void *y, int64_t at, __m512i v, int yq,
                                                                    __mmask16 mk) {
@@ -768,9 +763,8 @@ static inline __attribute__((always_inline)) void ft_i8_fin_store(void *y, int64
 static inline __attribute__((always_inline)) void ft_i8_epi_fast_k(const ft_i8_ctx *c, const int32_t *tile, int64_t r0,
                                                                     int64_t nr, int64_t j0, int64_t nc, int ac, int yq) {
   const int64_t *p = c->p;
-  int hb = p[FT_I8_BIAS] == 1, relu = p[FT_I8_RELU] != 0, u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
-  ft_i8_fin_k k = {_mm512_set1_ps(c->act.lo), _mm512_set1_ps(c->act.hi), _mm512_set1_ps(c->ys),
-                   _mm512_set1_ps((float)c->zy), _mm512_set1_ps(u8 ? 0.0f : -128.0f), _mm512_set1_ps(u8 ? 255.0f : 127.0f)};
+  int hb = p[FT_I8_BIAS] == 1, relu = p[FT_I8_RELU] != 0;
+  ft_i8_fin_k k = ft_i8_fin_consts(c);
   const float *bias = (const float *)c->bias, *scale = c->scale;
   const int32_t *comp = c->comp, *zbp = c->zbp;
   int64_t rs = p[FT_I8_Y_RS], nf = nc & ~(int64_t)15, y0 = c->c0 + r0;
@@ -814,7 +808,7 @@ static inline __attribute__((always_inline)) void ft_i8_epi_fast_k(const ft_i8_c
  * output kind and activation decided once per tile. ft_i8_epi_v looked all of them up again
  * for every 16 values: MobileNetV2 QDQ spent a third of its time there. */
 static void ft_i8_epi_fast(const ft_i8_ctx *c, const int32_t *tile, int64_t r0, int64_t nr, int64_t j0, int64_t nc) {
-  int ac = c->act.act == FT_ACT_NONE ? 0 : c->act.act == FT_ACT_CLIP ? 1 : 2, yq = c->p[FT_I8_YQ] != 0;
+  int ac = ft_i8_fin_class(c), yq = c->p[FT_I8_YQ] != 0;
   switch (ac * 2 + yq) {
   case 0: ft_i8_epi_fast_k(c, tile, r0, nr, j0, nc, 0, 0); break;
   case 1: ft_i8_epi_fast_k(c, tile, r0, nr, j0, nc, 0, 1); break;
@@ -1086,12 +1080,7 @@ static void ft_i8_setup(ft_i8_ctx *c, const double *f, const void *const *in, ch
 /* 16 elements of an image row from x[i, i + 16) as uint8 (zeros past n): ft_i8_to_u8's values */
 static inline __m128i ft_i8_wx_u8x16(int64_t kind, float qs, int32_t ca, const void *x, int64_t i, int64_t n) {
   __mmask16 mk = n - i >= 16 ? (__mmask16)0xffff : n > i ? (__mmask16)((1u << (n - i)) - 1) : 0;
-  if (kind == 2) {
-    __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(mk, (const float *)x + i), _mm512_set1_ps(qs)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, _mm512_set1_ps((float)ca)), _mm512_setzero_ps()), _mm512_set1_ps(255.0f));
-    return _mm_maskz_mov_epi8(mk, _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q)));
-  }
+  if (kind == 2) return _mm_maskz_mov_epi8(mk, ft_i8_q16((const float *)x + i, mk, _mm512_set1_ps(qs), _mm512_set1_ps((float)ca)));
   __m128i v = _mm_maskz_loadu_epi8(mk, (const uint8_t *)x + i);
   return kind == 1 ? _mm_maskz_mov_epi8(mk, _mm_xor_si128(v, _mm_set1_epi8((char)0x80))) : v;
 }
