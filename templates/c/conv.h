@@ -522,34 +522,6 @@ static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
   return fns[g->nw == 14 ? 2 : g->nw == 8][KW == 5][s == 2];
 }
 
-/* The first half of a 16x16 transpose done by the loads: r[4a + b] holds, in its 128-bit lane
- * k, floats [4a, 4a + 4) of row b + 4k of the 16 rows ld floats apart at x (inserts from memory
- * instead of the two cross-lane shuffle stages of ft_transpose16, which cost more than the loads
- * on this Zen 4). ft_dwv_lanes4x4 finishes it: r[j] is then column j, rows 0..15 in order. */
-static inline __attribute__((always_inline)) void ft_dwv_gather16(const float *x, int64_t ld, __m512 *r) {
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; i++) {
-    const float *a = x + (i % 4) * ld + (i / 4) * 4;
-    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(a));
-    v = _mm512_insertf32x4(v, _mm_loadu_ps(a + 4 * ld), 1);
-    v = _mm512_insertf32x4(v, _mm_loadu_ps(a + 8 * ld), 2);
-    r[i] = _mm512_insertf32x4(v, _mm_loadu_ps(a + 12 * ld), 3);
-  }
-}
-
-/* 4x4 transposes within each 128-bit lane of each group of four vectors r[4a .. 4a + 3]. */
-static inline __attribute__((always_inline)) void ft_dwv_lanes4x4(__m512 *r) {
-#pragma GCC unroll 4
-  for (int a = 0; a < 4; a++) {
-    __m512 t0 = _mm512_unpacklo_ps(r[4 * a], r[4 * a + 1]), t1 = _mm512_unpackhi_ps(r[4 * a], r[4 * a + 1]);
-    __m512 t2 = _mm512_unpacklo_ps(r[4 * a + 2], r[4 * a + 3]), t3 = _mm512_unpackhi_ps(r[4 * a + 2], r[4 * a + 3]);
-    r[4 * a] = _mm512_shuffle_ps(t0, t2, 0x44);
-    r[4 * a + 1] = _mm512_shuffle_ps(t0, t2, 0xEE);
-    r[4 * a + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
-    r[4 * a + 3] = _mm512_shuffle_ps(t1, t3, 0xEE);
-  }
-}
-
 /* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring: rows inside the input by 16x16
  * transposes over the flattened rows, the others as zeros (the pad columns stay zero). With X
  * blocked (FT_CV_X_BLOCKED: x is block c0 / 16, pixel vectors 16 floats apart) a row is a copy. */
@@ -596,7 +568,7 @@ static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const void *xv, i
         __m512i v = x8 == 1 ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
         r[l] = l < nl ? _mm512_maskz_sub_ps(cm, _mm512_cvtepi32_ps(v), z) : _mm512_setzero_ps();
       }
-    } else if (full) ft_dwv_gather16(src + f, IHW, r);
+    } else if (full) ft_gather16_t(src + f, IHW, r);
     else {
       __mmask16 cm = (__mmask16)((1u << nc) - 1);
       for (int l = 0; l < 16; l++) r[l] = l < nl ? _mm512_maskz_loadu_ps(cm, src + l * IHW + f) : _mm512_setzero_ps();
@@ -607,7 +579,7 @@ static void ft_dwv_load(const int64_t *p, const ft_dwv_geo *g, const void *xv, i
 #pragma GCC unroll 16
       for (int l = 0; l < 16; l++) r[l] = ft_dwq_v16(r[l], s, z, lo, hi);
     }
-    if (full) ft_dwv_lanes4x4(r);
+    if (full) ft_lanes4x4(r);
     else ft_transpose16(r);
     if (nc == 16 && col + 16 < IW) { /* within one row */
 #pragma GCC unroll 16

@@ -235,6 +235,34 @@ static inline __attribute__((always_inline)) void ft_transpose16(__m512 *r) {
     r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xDD);
   }
 }
+
+/* The first half of a 16x16 transpose done by the loads: r[4a + b] holds, in its 128-bit lane
+ * k, floats [4a, 4a + 4) of row b + 4k of the 16 rows ld floats apart at x (inserts from memory
+ * instead of the two cross-lane shuffle stages of ft_transpose16, which cost more than the loads
+ * on this Zen 4). ft_lanes4x4 finishes it: r[j] is then column j, rows 0..15 in order. */
+static inline __attribute__((always_inline)) void ft_gather16_t(const float *x, int64_t ld, __m512 *r) {
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; i++) {
+    const float *a = x + (i % 4) * ld + (i / 4) * 4;
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(a));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(a + 4 * ld), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(a + 8 * ld), 2);
+    r[i] = _mm512_insertf32x4(v, _mm_loadu_ps(a + 12 * ld), 3);
+  }
+}
+
+/* 4x4 transposes within each 128-bit lane of each group of four vectors r[4a .. 4a + 3]. */
+static inline __attribute__((always_inline)) void ft_lanes4x4(__m512 *r) {
+#pragma GCC unroll 4
+  for (int a = 0; a < 4; a++) {
+    __m512 t0 = _mm512_unpacklo_ps(r[4 * a], r[4 * a + 1]), t1 = _mm512_unpackhi_ps(r[4 * a], r[4 * a + 1]);
+    __m512 t2 = _mm512_unpacklo_ps(r[4 * a + 2], r[4 * a + 3]), t3 = _mm512_unpackhi_ps(r[4 * a + 2], r[4 * a + 3]);
+    r[4 * a] = _mm512_shuffle_ps(t0, t2, 0x44);
+    r[4 * a + 1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+    r[4 * a + 2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    r[4 * a + 3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+  }
+}
 #endif
 
 /* ---- packed layouts ------------------------------------------------------------------------

@@ -107,11 +107,85 @@ typedef struct {
   float *v;
 } ft_wino_in_ctx;
 
-/* Tiles [lo, hi): B^T d B for every channel into V[xi], row-major [tiles][C]. */
+/* The B^T d B of tile t's 6x6 points d (16 channels a vector) into V[xi], row-major [tiles][C]. */
+static inline __attribute__((always_inline)) void ft_wino_input_tile(const ft_wino_geo *g, float *v, int64_t t,
+                                                                      int64_t c0, int cn, ft_v16f *d) {
+  ft_v16f r[36];
+  int64_t T = ft_wino_tiles(g);
+  for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
+  for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
+  for (int xi = 0; xi < FT_WINO_P; xi++) {
+    float *dst = v + ((int64_t)xi * T + t) * g->C + c0;
+    if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
+    else
+      for (int l = 0; l < cn; l++) dst[l] = d[xi][l];
+  }
+}
+
+#ifdef __AVX512F__
+/* Input row yy (padded coordinates already removed), columns xs .. xs + 15, of the cn <= 16
+ * channel planes at xc: col[j] holds the channels at column xs + j, zeros outside the image and
+ * past cn. Inside the image with 16 channels, by 128-bit loads and in-lane transposes
+ * (ft_gather16_t); at the edges by masked loads (an expanding load where xs < 0) and
+ * ft_transpose16. */
+static inline __attribute__((always_inline)) void ft_wino_cols(const ft_wino_geo *g, const float *xc, int64_t yy,
+                                                                int64_t xs, int cn, __m512 *col) {
+  int64_t H = g->H, W = g->W, HW = H * W;
+  if (yy < 0 || yy >= H) {
+    for (int j = 0; j < 16; j++) col[j] = _mm512_setzero_ps();
+    return;
+  }
+  const float *row = xc + yy * W;
+  if (cn == 16 && xs >= 0 && xs + 16 <= W) {
+    ft_gather16_t(row + xs, HW, col);
+    ft_lanes4x4(col);
+    return;
+  }
+  int64_t a = xs < 0 ? -xs : 0, b = W - xs < 16 ? W - xs : 16; /* lanes [a, b) inside the row */
+  __mmask16 m = b > a ? (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1)) : 0;
+  for (int l = 0; l < 16; l++)
+    col[l] = l >= cn || !m ? _mm512_setzero_ps()
+             : xs < 0      ? _mm512_maskz_expandloadu_ps(m, row + l * HW)
+                           : _mm512_maskz_loadu_ps(m, row + l * HW + xs);
+  ft_transpose16(col);
+}
+
+/* Tiles [lo, hi): up to 3 tiles side by side in a row of tiles (6-wide windows 4 apart: 14
+ * columns) share each input row's 16 columns, turned from channel rows into channel vectors
+ * once (ft_wino_cols). Element by element (16 scalar loads per point and tile) this was most of
+ * the transform's time. The points and their transform are the scalar form's: the same V. */
 static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
   const ft_wino_geo *g = k->g;
-  int64_t T = ft_wino_tiles(g), H = g->H, W = g->W, HW = H * W;
+  int64_t HW = g->H * g->W, tw = (g->OW + 3) / 4;
+  for (int64_t t = lo; t < hi;) {
+    int64_t n, y0, x0, nt = tw - t % tw; /* the tiles left in t's row */
+    nt = nt < 3 ? nt : 3;
+    nt = nt < hi - t ? nt : hi - t;
+    ft_wino_tile_at(g, t, &n, &y0, &x0);
+    y0 -= g->pt;
+    x0 -= g->pl;
+    for (int64_t c0 = 0; c0 < g->C; c0 += FT_WINO_L) {
+      int cn = g->C - c0 < FT_WINO_L ? (int)(g->C - c0) : FT_WINO_L;
+      const float *xc = k->x + (n * g->C + c0) * HW;
+      __m512 col[6][16];
+      for (int i = 0; i < 6; i++) ft_wino_cols(g, xc, y0 + i, x0, cn, col[i]);
+      for (int64_t q = 0; q < nt; q++) {
+        ft_v16f d[36];
+        for (int i = 0; i < 6; i++)
+          for (int j = 0; j < 6; j++) d[i * 6 + j] = (ft_v16f)col[i][4 * q + j];
+        ft_wino_input_tile(g, k->v, t + q, c0, cn, d);
+      }
+    }
+    t += nt;
+  }
+}
+#else
+/* Tiles [lo, hi): each point's 16 channels gathered element by element. */
+static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_wino_in_ctx *k = (const ft_wino_in_ctx *)ctx;
+  const ft_wino_geo *g = k->g;
+  int64_t H = g->H, W = g->W, HW = H * W;
   for (int64_t t = lo; t < hi; t++) {
     int64_t n, y0, x0;
     ft_wino_tile_at(g, t, &n, &y0, &x0);
@@ -120,7 +194,7 @@ static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
     int inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
     for (int64_t c0 = 0; c0 < g->C; c0 += FT_WINO_L) {
       int cn = g->C - c0 < FT_WINO_L ? (int)(g->C - c0) : FT_WINO_L;
-      ft_v16f d[36], r[36];
+      ft_v16f d[36];
       const float *xc = k->x + (n * g->C + c0) * HW;
       for (int i = 0; i < 6; i++)
         for (int j = 0; j < 6; j++) {
@@ -130,17 +204,11 @@ static void ft_wino_input_run(const void *ctx, int64_t lo, int64_t hi) {
             for (int l = 0; l < cn; l++) e[l] = xc[l * HW + yy * W + xx];
           d[i * 6 + j] = e;
         }
-      for (int j = 0; j < 6; j++) ft_wino_bt6(d + j, 6, r + j, 6);      /* B^T d */
-      for (int i = 0; i < 6; i++) ft_wino_bt6(r + i * 6, 1, d + i * 6, 1); /* (B^T d) B */
-      for (int xi = 0; xi < FT_WINO_P; xi++) {
-        float *dst = k->v + ((int64_t)xi * T + t) * g->C + c0;
-        if (cn == FT_WINO_L) *(ft_v16u *)dst = d[xi];
-        else
-          for (int l = 0; l < cn; l++) dst[l] = d[xi][l];
-      }
+      ft_wino_input_tile(g, k->v, t, c0, cn, d);
     }
   }
 }
+#endif
 
 typedef struct {
   const ft_wino_geo *g;
@@ -149,47 +217,13 @@ typedef struct {
   const ft_gemm_epi *e;
 } ft_wino_out_ctx;
 
-#ifdef __AVX512F__
-/* One output tile of on <= 16 channels from o0 when the activation is a clamp (ft_gemm_clamp_of):
- * out[4i + j] holds point (i, j) of the 16 channels; transposed, each channel's 4x4 points are
- * one vector whose 128-bit lane i is output row i, which goes out as one masked 4-float store
- * after bias, residual and clamp. y and res point at channel o0's tile corner. (Element by
- * element, with a memcpy per row, this took a third of a 13x13 layer's time.) */
-static inline void ft_wino_store_clamp(const ft_wino_geo *g, const ft_gemm_epi *e, const ft_v16f *out, float *y,
-                                       const float *res, int64_t o0, int on, int rows, int cols) {
-  __m512 r[16], lo16, hi16;
-  for (int p = 0; p < 16; p++) r[p] = (__m512)out[p];
-  ft_transpose16(r); /* r[l]: channel o0 + l, lane 4i + j */
-  ft_gemm_clamp_of(e, &lo16, &hi16);
-  __m128 lo = _mm512_castps512_ps128(lo16), hi = _mm512_castps512_ps128(hi16);
-  __mmask8 cm = (__mmask8)((1u << cols) - 1);
-  int64_t OHW = g->OH * g->OW, OW = g->OW;
-  for (int l = 0; l < on; l++) {
-    __m512 v = _mm512_add_ps(r[l], _mm512_set1_ps(e->bias ? e->bias[o0 + l] : 0.0f));
-    __m128 x[4] = {_mm512_castps512_ps128(v), _mm512_extractf32x4_ps(v, 1), _mm512_extractf32x4_ps(v, 2),
-                   _mm512_extractf32x4_ps(v, 3)};
-    for (int i = 0; i < rows; i++) {
-      int64_t at = l * OHW + i * OW;
-      __m128 q = x[i], rv = res ? _mm_maskz_loadu_ps(cm, res + at) : _mm_setzero_ps();
-      if (res && !e->res_after) q = _mm_add_ps(q, rv);
-      if (e->act != FT_ACT_NONE) q = _mm_max_ps(lo, q);
-      if (e->act == FT_ACT_CLIP) q = _mm_min_ps(hi, q);
-      if (res && e->res_after) q = _mm_add_ps(q, rv);
-      _mm_mask_storeu_ps(y + at, cm, q);
-    }
-  }
-}
-#endif
-
-/* Output channels [o0, o0 + 16) of tile t: A^T m A, then the epilogue on each row of 4. */
-static void ft_wino_output_tile(const ft_wino_out_ctx *k, int64_t t, int64_t o0) {
+/* A^T m A of tile t for the on <= 16 channels from o0: out[4i + j] holds point (i, j), one
+ * vector of the channels (zeros past on). */
+static inline __attribute__((always_inline)) void ft_wino_output_points(const ft_wino_out_ctx *k, int64_t t,
+                                                                         int64_t o0, int on, ft_v16f *out) {
   const ft_wino_geo *g = k->g;
-  const ft_gemm_epi *e = k->e;
-  int64_t T = ft_wino_tiles(g), OHW = g->OH * g->OW, n, oy, ox;
-  ft_wino_tile_at(g, t, &n, &oy, &ox);
-  int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = g->OW - ox < 4 ? (int)(g->OW - ox) : 4;
-  int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
-  ft_v16f m[36], r[24], out[16];
+  int64_t T = ft_wino_tiles(g);
+  ft_v16f m[36], r[24];
   for (int xi = 0; xi < FT_WINO_P; xi++) {
     const float *src = k->m + ((int64_t)xi * T + t) * g->CO + o0;
     if (on == FT_WINO_L) m[xi] = *(const ft_v16u *)src;
@@ -201,13 +235,18 @@ static void ft_wino_output_tile(const ft_wino_out_ctx *k, int64_t t, int64_t o0)
   }
   for (int j = 0; j < 6; j++) ft_wino_at6(m + j, 6, r + j, 6);          /* A^T m: 4x6 */
   for (int i = 0; i < 4; i++) ft_wino_at6(r + i * 6, 1, out + i * 4, 1); /* (A^T m) A */
-#ifdef __AVX512F__
-  if (ft_gemm_clamp_of(e, NULL, NULL)) {
-    int64_t at = (n * g->CO + o0) * OHW + oy * g->OW + ox;
-    ft_wino_store_clamp(g, e, out, k->y + at, e->res ? e->res + at : NULL, o0, on, rows, cols);
-    return;
-  }
-#endif
+}
+
+/* Output channels [o0, o0 + 16) of tile t: A^T m A, then the epilogue on each row of 4. */
+static void ft_wino_output_tile(const ft_wino_out_ctx *k, int64_t t, int64_t o0) {
+  const ft_wino_geo *g = k->g;
+  const ft_gemm_epi *e = k->e;
+  int64_t OHW = g->OH * g->OW, n, oy, ox;
+  ft_wino_tile_at(g, t, &n, &oy, &ox);
+  int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = g->OW - ox < 4 ? (int)(g->OW - ox) : 4;
+  int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
+  ft_v16f out[16];
+  ft_wino_output_points(k, t, o0, on, out);
   for (int l = 0; l < on; l++) {
     int64_t o = o0 + l, base = (n * g->CO + o) * OHW + oy * g->OW + ox;
     float b = e->bias ? e->bias[o] : 0.0f;
@@ -225,6 +264,48 @@ static void ft_wino_output_tile(const ft_wino_out_ctx *k, int64_t t, int64_t o0)
   }
 }
 
+#ifdef __AVX512F__
+/* Tiles tx0 .. tx0 + nq - 1 (nq <= 4) of one row of tiles (band) for the on <= 16 channels from
+ * o0, when the activation is a clamp (ft_gemm_clamp_of): for each output row i, the 4 tiles' 4
+ * points of the row (16 vectors of channels) are transposed at once, so that each channel's 16
+ * columns go out as one masked store after bias, residual and clamp. (One masked 4-float store
+ * per tile, row and channel, after a transpose per tile, cost about a tenth of SqueezeNet;
+ * element by element, a third of a 13x13 layer.) */
+static void ft_wino_output_band4(const ft_wino_out_ctx *k, int64_t band, int64_t tx0, int nq, int64_t o0) {
+  const ft_wino_geo *g = k->g;
+  const ft_gemm_epi *e = k->e;
+  int64_t tw = (g->OW + 3) / 4, OHW = g->OH * g->OW, OW = g->OW, n, oy, ox;
+  ft_wino_tile_at(g, band * tw + tx0, &n, &oy, &ox);
+  int rows = g->OH - oy < 4 ? (int)(g->OH - oy) : 4, cols = OW - ox < 16 ? (int)(OW - ox) : 16;
+  int on = g->CO - o0 < FT_WINO_L ? (int)(g->CO - o0) : FT_WINO_L;
+  ft_v16f out[4][16];
+  for (int q = 0; q < 4; q++)
+    if (q < nq) ft_wino_output_points(k, band * tw + tx0 + q, o0, on, out[q]);
+    else
+      for (int p = 0; p < 16; p++) out[q][p] = (ft_v16f){0};
+  __m512 lo, hi;
+  ft_gemm_clamp_of(e, &lo, &hi);
+  __mmask16 cm = (__mmask16)((1u << cols) - 1);
+  const float *res = e->res;
+  int after = e->res_after, act = e->act;
+  for (int i = 0; i < rows; i++) {
+    __m512 v[16];
+    for (int q = 0; q < 4; q++)
+      for (int j = 0; j < 4; j++) v[4 * q + j] = (__m512)out[q][4 * i + j];
+    ft_transpose16(v); /* v[l]: channel o0 + l, lane 4q + j: column ox + 4q + j */
+    for (int l = 0; l < on; l++) {
+      int64_t at = (n * g->CO + o0 + l) * OHW + (oy + i) * OW + ox;
+      __m512 x = _mm512_add_ps(v[l], _mm512_set1_ps(e->bias ? e->bias[o0 + l] : 0.0f));
+      __m512 rv = res ? _mm512_maskz_loadu_ps(cm, res + at) : _mm512_setzero_ps();
+      if (res && !after) x = _mm512_add_ps(x, rv);
+      x = ft_gemm_clamp16(x, lo, hi, act);
+      if (res && after) x = _mm512_add_ps(x, rv);
+      _mm512_mask_storeu_ps(k->y + at, cm, x);
+    }
+  }
+}
+#endif
+
 /* Items [lo, hi) of the output transform: (block of 16 output channels, image, row of tiles),
  * the channel block slowest. Tiles side by side write the same cache lines of each output
  * plane (a 4-wide piece of a 13-wide row), so a row of tiles is one item: work items of one
@@ -234,8 +315,17 @@ static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_out_ctx *k = (const ft_wino_out_ctx *)ctx;
   const ft_wino_geo *g = k->g;
   int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4, bands = g->N * th;
+#ifdef __AVX512F__
+  int band4 = ft_gemm_clamp_of(k->e, NULL, NULL);
+#endif
   for (int64_t it = lo; it < hi; it++) {
     int64_t o0 = it / bands * FT_WINO_L, band = it % bands; /* band = n * th + tile row */
+#ifdef __AVX512F__
+    if (band4) {
+      for (int64_t tx = 0; tx < tw; tx += 4) ft_wino_output_band4(k, band, tx, tw - tx < 4 ? (int)(tw - tx) : 4, o0);
+      continue;
+    }
+#endif
     for (int64_t tx = 0; tx < tw; tx++) ft_wino_output_tile(k, band * tw + tx, o0);
   }
 }

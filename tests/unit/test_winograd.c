@@ -79,6 +79,11 @@ Test(winograd, threads_batches_channel_blocks) {
   static const wcase cs[] = {
       {2, 48, 40, 13, 13, 1, 1, FT_ACT_RELU, 1}, {3, 20, 24, 9, 11, 1, 1, FT_ACT_CLIP, 2},
       {1, 64, 33, 27, 27, 1, 0, FT_ACT_NONE, 0}, {2, 8, 17, 6, 6, 0, 1, FT_ACT_RELU, 2},
+      /* the AVX-512 transforms: input rows read 16 channels x 16 columns at once (inside the
+         image, at pads of 1 and 2, and past a partial channel block), output rows written 4
+         tiles at a time (rows of 5, 7, 8 and 13 tiles) */
+      {1, 20, 18, 30, 37, 2, 1, FT_ACT_CLIP, 1}, {2, 32, 17, 21, 50, 0, 1, FT_ACT_RELU, 2},
+      {1, 48, 40, 29, 29, 1, 1, FT_ACT_RELU, 0},
   };
   ft_set_threads(3);
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
