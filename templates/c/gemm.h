@@ -837,7 +837,8 @@ static void ft_gemm_store(const ft_gemm_op *g, const float *t, int64_t m0, int m
  * offset (from the row's start in C) of the first kept lane. */
 typedef struct ft_gemm_colmap { __mmask16 keep[2]; int cnt[2]; int64_t dst[2]; } ft_gemm_colmap;
 
-static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
+/* The map of the panel at column n0, lane by lane. */
+static inline void ft_gemm_colmap_lanes(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
   int64_t wrap = g->c_wrap ? g->c_wrap : INT64_MAX, keep_w = g->c_wrap ? g->c_keep : INT64_MAX;
   int64_t r = n0 / wrap, q = n0 % wrap; /* column n of the lanes below is row r, column q */
   for (int v = 0; v < 2; v++) {
@@ -857,6 +858,27 @@ static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_
     cm->keep[v] = (__mmask16)keep;
     cm->cnt[v] = cnt;
     cm->dst[v] = dst;
+  }
+}
+
+/* The same where output rows are at least 16 wide (or not wrapped): at most one row end in 16
+ * lanes, so the masks follow by arithmetic. Lane by lane, this took 6% of SqueezeNet's stem conv
+ * (K = 27: short tiles, a map per 32 columns). */
+static inline void ft_gemm_colmap_init(const ft_gemm_op *g, int64_t n0, ft_gemm_colmap *cm) {
+  int64_t wrap = g->c_wrap ? g->c_wrap : INT64_MAX, keep_w = g->c_wrap ? g->c_keep : INT64_MAX;
+  if (wrap < 16) {
+    ft_gemm_colmap_lanes(g, n0, cm);
+    return;
+  }
+  for (int v = 0; v < 2; v++) {
+    int64_t nb = n0 + 16 * v, lim = g->N - nb < 16 ? g->N - nb : 16;
+    int64_t r = nb / wrap, q = nb % wrap, e1 = wrap - q < 16 ? wrap - q : 16; /* lanes [0, e1): row r */
+    int64_t k1 = keep_w - q < e1 ? keep_w - q : e1, k2 = e1 < 16 && keep_w < 16 - e1 ? e1 + keep_w : 16;
+    unsigned lanes = lim <= 0 ? 0u : (1u << lim) - 1;
+    unsigned keep = ((k1 > 0 ? (1u << k1) - 1 : 0u) | (((1u << k2) - 1) & ~((1u << e1) - 1))) & lanes;
+    cm->keep[v] = (__mmask16)keep;
+    cm->cnt[v] = __builtin_popcount(keep);
+    cm->dst[v] = !keep ? 0 : !g->c_wrap ? nb : k1 > 0 ? r * keep_w + q : (r + 1) * keep_w;
   }
 }
 

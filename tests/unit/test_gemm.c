@@ -166,6 +166,32 @@ Test(gemm, pack_b_from_transposed_matches_its_layout) {
 }
 
 #ifdef __AVX512F__
+/* The direct tiles' column maps (which lanes of a 32-column panel are kept, where they go):
+ * computed by arithmetic for rows of 16 or more columns, against the lane-by-lane loop, for
+ * every panel of every wrap 16..70, kept width 1..wrap and a ragged N; and unwrapped. */
+Test(gemm, column_map_arithmetic_matches_lanes) {
+  ft_gemm_op g;
+  memset(&g, 0, sizeof g);
+  for (int64_t wrap = 0; wrap <= 70; wrap += wrap ? 1 : 16)
+    for (int64_t keep = wrap ? 1 : 0; keep <= wrap; keep++) {
+      g.c_wrap = wrap;
+      g.c_keep = keep;
+      g.N = wrap ? 5 * wrap - 3 : 77;
+      for (int64_t n0 = 0; n0 < g.N; n0 += FT_GEMM_NR) {
+        ft_gemm_colmap a, b;
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        ft_gemm_colmap_init(&g, n0, &a);
+        ft_gemm_colmap_lanes(&g, n0, &b);
+        for (int v = 0; v < 2; v++)
+          cr_assert(a.keep[v] == b.keep[v] && a.cnt[v] == b.cnt[v] && a.dst[v] == b.dst[v],
+                    "wrap %lld keep %lld n0 %lld vector %d: %#x %d %lld, want %#x %d %lld", (long long)wrap,
+                    (long long)keep, (long long)n0, v, a.keep[v], a.cnt[v], (long long)a.dst[v], b.keep[v], b.cnt[v],
+                    (long long)b.dst[v]);
+      }
+    }
+}
+
 /* ft_v16_exp against ft_expf over the whole float range that matters (underflow to overflow),
  * to a float ulp or two, and the special values exactly. */
 Test(gemm, vector_exp_agrees_with_expf) {
