@@ -311,23 +311,22 @@ static void ft_wino_output_band4(const ft_wino_out_ctx *k, int64_t band, int64_t
  * plane (a 4-wide piece of a 13-wide row), so a row of tiles is one item: work items of one
  * tile each, handed out to 2 threads in turn, had both threads writing the same lines of every
  * plane, and a 13x13 layer ran slower on 2 threads than on one. */
+static inline void ft_wino_output_item(const ft_wino_out_ctx *k, int64_t o0, int64_t band) {
+  int64_t tw = (k->g->OW + 3) / 4; /* band = n * th + tile row */
+#ifdef __AVX512F__
+  if (ft_gemm_clamp_of(k->e, NULL, NULL)) {
+    for (int64_t tx = 0; tx < tw; tx += 4) ft_wino_output_band4(k, band, tx, tw - tx < 4 ? (int)(tw - tx) : 4, o0);
+    return;
+  }
+#endif
+  for (int64_t tx = 0; tx < tw; tx++) ft_wino_output_tile(k, band * tw + tx, o0);
+}
+
 static void ft_wino_output_run(const void *ctx, int64_t lo, int64_t hi) {
   const ft_wino_out_ctx *k = (const ft_wino_out_ctx *)ctx;
   const ft_wino_geo *g = k->g;
-  int64_t th = (g->OH + 3) / 4, tw = (g->OW + 3) / 4, bands = g->N * th;
-#ifdef __AVX512F__
-  int band4 = ft_gemm_clamp_of(k->e, NULL, NULL);
-#endif
-  for (int64_t it = lo; it < hi; it++) {
-    int64_t o0 = it / bands * FT_WINO_L, band = it % bands; /* band = n * th + tile row */
-#ifdef __AVX512F__
-    if (band4) {
-      for (int64_t tx = 0; tx < tw; tx += 4) ft_wino_output_band4(k, band, tx, tw - tx < 4 ? (int)(tw - tx) : 4, o0);
-      continue;
-    }
-#endif
-    for (int64_t tx = 0; tx < tw; tx++) ft_wino_output_tile(k, band * tw + tx, o0);
-  }
+  int64_t bands = g->N * ((g->OH + 3) / 4);
+  for (int64_t it = lo; it < hi; it++) ft_wino_output_item(k, it / bands * FT_WINO_L, it % bands);
 }
 
 /* Output transform items: channel blocks times rows of tiles. */
@@ -364,6 +363,62 @@ static void ft_wino_small_run(const void *ctx, int64_t lo, int64_t hi) {
   for (int64_t it = lo; it < hi; it++) ft_gemm_small_panel(&c->ops[it / c->per], c->pl, it % c->per);
 }
 
+/* ---- one row of tiles at a time ------------------------------------------------------------
+ * On a large plane V and M ([36][tiles][C] and [36][tiles][CO]) are megabytes (SqueezeNet's
+ * 16 -> 64 channels at 55x55: 2.2 MB, ResNet-50's 64 -> 64 at 56x56: 3.6 MB): the GEMMs read V
+ * and the output transform M back from L3, each phase behind a barrier. Where the plane has at
+ * least FT_WINO_ROWS_MIN rows of tiles and V and M pass FT_WINO_ROWS_BYTES, a work item is one
+ * row of tiles of one image, taken through all three phases while its slice of V and M (36 x
+ * the row's tiles x (C + CO) floats) stays in L2: its input transform, its 36 GEMMs (the
+ * row's tiles as M: the small-M path for up to 16 tiles, the blocked one above), and its
+ * output transform. Every row reads all of U (36 x C x CO floats) again, so U must stay in L2
+ * as well (at most FT_WINO_ROWS_BYTES: ResNet-50's 128 -> 128 at 28x28, U 2.3 MB, ran 6%
+ * slower by rows). Fewer than FT_WINO_ROWS_MIN rows split unevenly over 2 threads. The choice
+ * follows the geometry alone, never the thread count, so the sums are the same on any number
+ * of threads. A conv alone, 1 / 2 threads: 16 -> 64 at 55x55 177 -> 153 / 96 -> 83 us, 64 -> 64
+ * at 56x56 415 -> 394 / 224 -> 201 us. */
+#define FT_WINO_ROWS_MIN 8
+#define FT_WINO_ROWS_BYTES ((int64_t)1 << 20)
+
+static inline int ft_wino_by_rows(const ft_wino_geo *g) {
+  int64_t th = (g->OH + 3) / 4, f = (int64_t)sizeof(float) * FT_WINO_P;
+  return th >= FT_WINO_ROWS_MIN && f * ft_wino_tiles(g) * (g->C + g->CO) > FT_WINO_ROWS_BYTES &&
+         f * g->C * g->CO <= FT_WINO_ROWS_BYTES;
+}
+
+typedef struct {
+  const ft_wino_geo *g;
+  const float *x, *u;
+  float *v, *m, *y;
+  const ft_gemm_epi *e;
+} ft_wino_rows_ctx;
+
+static void ft_wino_rows_run(const void *ctx, int64_t lo, int64_t hi) {
+  const ft_wino_rows_ctx *k = (const ft_wino_rows_ctx *)ctx;
+  const ft_wino_geo *g = k->g;
+  int64_t T = ft_wino_tiles(g), tw = (g->OW + 3) / 4, per = ft_gemm_packed_b_floats(g->C, g->CO);
+  ft_wino_in_ctx ic = {g, k->x, k->v};
+  ft_wino_out_ctx oc = {g, k->m, k->y, k->e};
+  for (int64_t band = lo; band < hi; band++) { /* band = n * th + tile row */
+    int64_t t0 = band * tw;
+    ft_wino_input_run(&ic, t0, t0 + tw);
+    for (int xi = 0; xi < FT_WINO_P; xi++) {
+      ft_gemm_op op;
+      memset(&op, 0, sizeof op);
+      op.M = tw; op.N = g->CO; op.K = g->C;
+      op.a = k->v + ((int64_t)xi * T + t0) * g->C; op.a_rs = g->C; op.a_cs = 1;
+      op.bp = k->u + xi * per;
+      op.c = k->m + ((int64_t)xi * T + t0) * g->CO; op.ldc = g->CO;
+      op.e.alpha = 1.0f;
+      if (tw <= FT_GEMM_SMALL_M) {
+        ft_gemm_small_plan pl = ft_gemm_small_plan_for(tw);
+        for (int64_t jr = 0; jr < (g->CO + FT_GEMM_NR - 1) / FT_GEMM_NR; jr++) ft_gemm_small_panel(&op, pl, jr);
+      } else ft_gemm_run_par(&op, ft_gemm_mc(tw, g->C), 0);
+    }
+    for (int64_t o0 = 0; o0 < g->CO; o0 += FT_WINO_L) ft_wino_output_item(&oc, o0, band);
+  }
+}
+
 /* The convolution: x [N, C, H, W] and the packed transformed weights u to y [N, CO, OH, OW].
  * e: bias (per output channel), activation and residual (shaped like y); alpha, beta and the
  * bias strides are not read. The residual may share y's storage: each output element is
@@ -375,6 +430,11 @@ static void ft_wino_conv_f32(const ft_wino_geo *g, const float *x, const float *
   float *v = (float *)scratch, *m = v + FT_WINO_P * T * g->C;
   int64_t flops = T * g->C * g->CO * 2 * FT_WINO_P;
   int par = flops > FT_GEMM_PAR_FLOPS;
+  if (ft_wino_by_rows(g) && g->C > 0) {
+    ft_wino_rows_ctx rc = {g, x, u, v, m, y, e};
+    ft_parallel_for(g->N * ((g->OH + 3) / 4), par, ft_wino_rows_run, &rc);
+    return;
+  }
   ft_gemm_small_plan pl = ft_gemm_small_plan_for(T);
   int small = T <= FT_GEMM_SMALL_M && g->C > 0;
   ft_wino_in_ctx ic = {g, x, v};

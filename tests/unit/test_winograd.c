@@ -84,6 +84,9 @@ Test(winograd, threads_batches_channel_blocks) {
          tiles at a time (rows of 5, 7, 8 and 13 tiles) */
       {1, 20, 18, 30, 37, 2, 1, FT_ACT_CLIP, 1}, {2, 32, 17, 21, 50, 0, 1, FT_ACT_RELU, 2},
       {1, 48, 40, 29, 29, 1, 1, FT_ACT_RELU, 0},
+      /* a row of tiles at a time through all three phases (ft_wino_by_rows: 9 and 10 rows of
+         tiles, V and M over 1 MB), batch 2 with an in-place-style residual and Clip */
+      {2, 16, 40, 33, 37, 1, 1, FT_ACT_CLIP, 1}, {1, 16, 64, 40, 40, 1, 0, FT_ACT_NONE, 0},
   };
   ft_set_threads(3);
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
@@ -148,12 +151,17 @@ Test(winograd, conv_entry_vs_direct) {
   run_entry(1, 32, 16, 13, 13, 1, 1);
   run_entry(2, 17, 33, 12, 9, 0, 2);
   run_entry(1, 16, 16, 55, 55, 1, 1);
+  run_entry(1, 16, 64, 55, 55, 1, 1); /* by rows of tiles */
 }
 
-/* The 36 per-point GEMMs run as one parallel loop of their work items: the same bits at 1 and 3
- * threads (each item's sums do not depend on who runs it). */
+/* The 36 per-point GEMMs run as one parallel loop of their work items, or each row of tiles
+ * through all phases (the second geometry): the same bits at 1 and 3 threads (each item's sums
+ * do not depend on who runs it). */
 Test(winograd, same_bits_for_any_thread_count) {
-  ft_wino_geo g = {1, 64, 96, 20, 22, 20, 22, 1, 1};
+  static const ft_wino_geo gs[] = {{1, 64, 96, 20, 22, 20, 22, 1, 1}, {1, 16, 64, 42, 45, 42, 45, 1, 1}};
+  for (int gi = 0; gi < 2; gi++) {
+  ft_wino_geo g = gs[gi];
+  cr_assert(ft_wino_by_rows(&g) == gi, "geometry %d: by rows %d", gi, ft_wino_by_rows(&g));
   int64_t ny = g.CO * g.OH * g.OW;
   float *x = rand_buf(g.C * g.H * g.W), *w = rand_buf(g.CO * g.C * 9), *b = rand_buf(g.CO);
   float *y1 = rand_buf(ny), *y3 = rand_buf(ny);
@@ -171,4 +179,5 @@ Test(winograd, same_bits_for_any_thread_count) {
   ft_set_threads(0);
   cr_assert(memcmp(y1, y3, sizeof(float) * (size_t)ny) == 0, "Winograd results differ between 1 and 3 threads");
   free(x); free(w); free(b); free(y1); free(y3); free(u); free(scratch);
+  }
 }
