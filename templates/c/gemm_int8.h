@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) __m512i ft_i8_a64(const ft_i8_ctx *
  * packing. */
 static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
   const ft_i8_ctx *c = (const ft_i8_ctx *)ctx;
-  int64_t kind = c->p[FT_I8_A_KIND], rs = c->p[FT_I8_A_RS], G = c->K4 >> 2, esz = kind == 2 ? 4 : 1;
+  int64_t kind = c->p[FT_I8_A_KIND], G = c->K4 >> 2;
 #if defined(FT_I8_VNNI) && FT_I8_MR == 6
   /* output word f = 6 g + r of a 64-k block is word g of row r: vector j holds f in [16 j,
      16 j + 16), lane i row (4 j + i) % 6 (16 = 4 mod 6), word (16 j + i) / 6 */
@@ -330,10 +330,8 @@ static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
     }
     if (c->zbp) ft_i8_sliver_rowsums(c, s);
   }
-  (void)rs;
-  (void)esz;
-  return;
-#endif
+#else
+  int64_t rs = c->p[FT_I8_A_RS], esz = kind == 2 ? 4 : 1;
   uint8_t tmp[FT_I8_MR][64];
   for (int64_t s = lo; s < hi; s++) {
     int8_t *d = c->ap + s * G * FT_I8_MR * 4;
@@ -355,6 +353,7 @@ static void ft_i8_pack_a_rows(const void *ctx, int64_t lo, int64_t hi) {
     }
     if (c->zbp) ft_i8_sliver_rowsums(c, s);
   }
+#endif
 }
 
 /* One k row of a conv's im2col over the chunk's positions into row[0, rows): a run of one output
@@ -638,11 +637,11 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
   __m512i zbr = c->zbp ? _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(c->zbp + n)), _mm512_set1_epi32(c->rowsum[r]))
                        : _mm512_setzero_si512();
   __m512 sc = rw ? _mm512_set1_ps(c->scale[r]) : _mm512_loadu_ps(c->scale + n);
+  ft_i8_fin_k k = ft_i8_fin_consts(c);
   if (p[FT_I8_OUT] == FT_I8_OUT_F32 || p[FT_I8_YQ]) {
     int hb = p[FT_I8_BIAS] == 1;
     __m512 bias = !hb ? _mm512_setzero_ps()
                   : rw ? _mm512_set1_ps(((const float *)c->bias)[r]) : _mm512_maskz_loadu_ps(mk, (const float *)c->bias + n);
-    ft_i8_fin_k k = ft_i8_fin_consts(c);
     return ft_i8_fin(c, &k, x, comp, zbr, sc, bias, hb, p[FT_I8_RELU] != 0, ft_i8_fin_class(c), p[FT_I8_YQ] != 0);
   }
   x = _mm512_sub_epi32(_mm512_add_epi32(x, comp), zbr);
@@ -650,9 +649,7 @@ static inline __attribute__((always_inline)) __m512i ft_i8_epi_v(const ft_i8_ctx
   if (p[FT_I8_BIAS] == 2)
     x = _mm512_add_epi32(x, rw ? _mm512_set1_epi32(((const int32_t *)c->bias)[r]) : _mm512_maskz_loadu_epi32(mk, (const int32_t *)c->bias + n));
   __m512 v = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(x), sc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  v = _mm512_add_ps(v, _mm512_set1_ps((float)c->zy));
-  int u8 = p[FT_I8_OUT] == FT_I8_OUT_U8;
-  v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(u8 ? 0.0f : -128.0f)), _mm512_set1_ps(u8 ? 255.0f : 127.0f));
+  v = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(v, k.zy), k.qlo), k.qhi);
   return _mm512_cvttps_epi32(v);
 }
 
