@@ -25,11 +25,16 @@
  * 1 (bench/kernels/kernel_table.sh). A thread that is late or descheduled still only loses its
  * share to the others.
  *
- * A worker the OS deschedules while it holds a chunk still makes the caller wait. When that
- * keeps happening (the machine is busy: in a window of FT_PAR_WINDOW loops, FT_PAR_STALLS had
- * the caller wait on others longer than it worked itself), the pool runs the next loops on the
- * caller alone, then tries threads again; the serial stretch doubles while the stalls go on
- * (ft_par_adapt). So a loaded machine costs about the 1-thread time, not a multiple of it.
+ * A worker the OS deschedules while it holds a chunk still makes the caller wait. On a busy
+ * machine the OS may also put a worker on the caller's own CPU while the other CPUs run the
+ * neighbours: then the two take turns on one CPU, the idle worker's polling takes the caller's
+ * time, and 2 threads ran EfficientNet-B0 1.45x slower than 1 under three spinning neighbours.
+ * When either keeps happening (in a window of FT_PAR_WINDOW loops, FT_PAR_STALLS had the caller
+ * wait on others longer than it worked itself, or a worker ran chunks on the caller's CPU), the
+ * pool runs the next loops on the caller alone, then tries threads again; the serial stretch
+ * doubles while the stalls go on (ft_par_adapt). So a loaded machine costs about the 1-thread
+ * time, not a multiple of it. The first window after workers start is not judged: a new thread
+ * begins on its creator's CPU until the OS moves it.
  *
  * Which thread runs a chunk never changes a result: every item is computed by the same
  * sequence of operations (the kernels' own rule). A call made from inside a chunk, or while
@@ -77,7 +82,8 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #define FT_PAR_CHUNKS_PER_THREAD 8
 #endif
 /* Stall detection (ft_par_adapt): a loop stalled when its caller waited on other threads longer
- * than it worked and longer than FT_PAR_STALL_NS; FT_PAR_STALLS stalls in a window of
+ * than it worked and longer than FT_PAR_STALL_NS, or a worker ran a chunk of it on the caller's
+ * CPU; FT_PAR_STALLS stalls in a window of
  * FT_PAR_WINDOW loops switch to the caller alone for the next FT_PAR_SERIAL_MIN_NS, doubled (up
  * to FT_PAR_SERIAL_MAX_NS) each time the stalls go on, back to the minimum after a clean window.
  * The stretch is a time, not a count of loops: a model of few large loops and one of many small
@@ -91,14 +97,20 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 /* The caller's record of recent loops (only the thread that owns the pool touches it). */
 typedef struct {
   int window, stalls;
+  int settle;                        /* loops not judged: workers just started */
   int64_t serial_until, serial_next; /* ns: the caller alone until then; the next stretch */
 } ft_par_adapt_state;
 
 /* One threaded loop's timings: work, the caller's own chunks; wait, its wait for the others; now,
- * the clock at its end. */
-static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t wait_ns, int64_t now_ns) {
+ * the clock at its end; shared, whether a worker ran a chunk on the caller's CPU. */
+static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t wait_ns, int64_t now_ns,
+                                int shared) {
+  if (a->settle > 0) {
+    a->settle--;
+    return;
+  }
   if (a->serial_next < FT_PAR_SERIAL_MIN_NS) a->serial_next = FT_PAR_SERIAL_MIN_NS;
-  a->stalls += wait_ns > work_ns && wait_ns > FT_PAR_STALL_NS;
+  a->stalls += shared || (wait_ns > work_ns && wait_ns > FT_PAR_STALL_NS);
   if (++a->window < FT_PAR_WINDOW) return;
   if (a->stalls >= FT_PAR_STALLS) {
     a->serial_until = now_ns + a->serial_next;
@@ -109,17 +121,27 @@ static inline void ft_par_adapt(ft_par_adapt_state *a, int64_t work_ns, int64_t 
   a->window = a->stalls = 0;
 }
 
+/* The CPU the calling thread runs on, or -1 where that cannot be asked. */
+#ifdef __linux__
+int sched_getcpu(void); /* <sched.h> declares it only under _GNU_SOURCE */
+static inline int ft_par_cpu(void) { return sched_getcpu(); }
+#else
+static inline int ft_par_cpu(void) { return -1; }
+#endif
+
 static inline int64_t ft_par_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One thread's share of the open loop: chunks are taken from next up to end. A cache line of
- * its own, so that the threads taking from their own shares do not contend. */
+/* One thread's share of the open loop: chunks are taken from next up to end; cpu, where the
+ * thread of the same index ran its first chunk of the loop (-1: none). A cache line of its own,
+ * so that the threads taking from their own shares do not contend. */
 typedef struct {
   _Atomic int64_t next;
   int64_t end;
+  _Atomic int cpu;
 } __attribute__((aligned(64))) ft_par_share;
 
 typedef struct {
@@ -175,12 +197,17 @@ static inline void ft_set_threads(int n) {
 static inline void ft_pool_chunks(ft_pool *P, int self) {
   const int64_t g = P->grain;
   const int threads = P->helpers + 1;
+  int placed = 0;
   for (int v = 0; v < threads; v++) {
     ft_par_share *sh = &P->share[(self + v) % threads];
     const int64_t end = sh->end;
     for (;;) {
       int64_t lo = atomic_fetch_add(&sh->next, g);
       if (lo >= end) break;
+      if (!placed) { /* before the chunk counts as done: the caller reads it after */
+        atomic_store_explicit(&P->share[self].cpu, ft_par_cpu(), memory_order_relaxed);
+        placed = 1;
+      }
       int64_t hi = end - lo < g ? end : lo + g;
       P->fn(P->ctx, lo, hi);
       atomic_fetch_add(&P->done, hi - lo);
@@ -223,6 +250,7 @@ static void *ft_pool_worker(void *arg) {
 
 /* Start workers up to threads - 1 (once; they live as long as the process). */
 static inline int ft_pool_start(ft_pool *P, int threads) {
+  if (P->started < threads - 1) P->adapt.settle = FT_PAR_WINDOW;
   while (P->started < threads - 1) {
     pthread_t t;
     pthread_attr_t at;
@@ -273,6 +301,7 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   for (int t = 0; t < threads; t++) { /* contiguous shares, the same for the same loop */
     atomic_store_explicit(&P->share[t].next, n * t / threads, memory_order_relaxed);
     P->share[t].end = n * (t + 1) / threads;
+    atomic_store_explicit(&P->share[t].cpu, -1, memory_order_relaxed);
   }
   atomic_store(&P->done, 0);
   unsigned s = atomic_load(&P->seq) + 1; /* odd: open */
@@ -287,7 +316,11 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
   int64_t t1 = ft_par_now_ns();
   ft_pool_await(&P->done, n);
   int64_t t2 = ft_par_now_ns();
-  ft_par_adapt(&P->adapt, t1 - t0, t2 - t1, t2);
+  const int cpu = ft_par_cpu();
+  int shared = 0;
+  for (int t = 1; t < threads && cpu >= 0; t++)
+    shared |= atomic_load_explicit(&P->share[t].cpu, memory_order_relaxed) == cpu;
+  ft_par_adapt(&P->adapt, t1 - t0, t2 - t1, t2, shared);
   atomic_store(&P->seq, s + 1); /* closed */
   ft_pool_await(&P->active, 0);
   atomic_store(&P->busy, 0);

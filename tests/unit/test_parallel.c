@@ -4,6 +4,7 @@
  * delays nobody (the caller takes its share). */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -161,7 +162,7 @@ Test(parallel, thread_count) {
  * for a stretch of time, which doubles while stalls go on and resets after a clean window. */
 static void adapt_window(ft_par_adapt_state *a, int stalls, int64_t now) {
   for (int i = 0; i < FT_PAR_WINDOW; i++) /* stall: waited 0.5 ms after 0.1 ms of work */
-    ft_par_adapt(a, 100000, i < stalls ? 500000 : 1000, now);
+    ft_par_adapt(a, 100000, i < stalls ? 500000 : 1000, now, 0);
 }
 
 Test(parallel, busy_machine_policy) {
@@ -183,8 +184,50 @@ Test(parallel, busy_machine_policy) {
   for (int i = 0; i < 20; i++) { a.serial_until = 0; adapt_window(&a, FT_PAR_WINDOW, 5 * t); }
   cr_assert_eq(a.serial_until, 5 * t + FT_PAR_SERIAL_MAX_NS, "the stretch is bounded");
   memset(&a, 0, sizeof a);
-  for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000, t); /* short waits are noise */
+  for (int i = 0; i < 4 * FT_PAR_WINDOW; i++) ft_par_adapt(&a, 1000, 15000, t, 0); /* short waits are noise */
   cr_assert_eq(a.serial_until, 0);
+  /* a worker on the caller's CPU is a stall however short the waits */
+  for (int i = 0; i < FT_PAR_WINDOW; i++) ft_par_adapt(&a, 100000, 1000, t, i < FT_PAR_STALLS);
+  cr_assert_eq(a.serial_until, t + FT_PAR_SERIAL_MIN_NS, "shared CPUs count as stalls");
+  memset(&a, 0, sizeof a);
+  a.settle = FT_PAR_WINDOW; /* workers just started: their first window is not judged */
+  for (int i = 0; i < FT_PAR_WINDOW; i++) ft_par_adapt(&a, 100000, 500000, t, 1);
+  cr_assert_eq(a.serial_until, 0, "the settling window counts no stalls");
+  cr_assert_eq(a.window, 0);
+  adapt_window(&a, FT_PAR_STALLS, t);
+  cr_assert_eq(a.serial_until, t + FT_PAR_SERIAL_MIN_NS, "the window after it is judged");
+}
+
+/* Each chunk gives its CPU away, so that a worker confined to the caller's CPU gets to run
+ * chunks of the open loop. */
+static void yield_run(const void *ctx, int64_t lo, int64_t hi) {
+  _Atomic int *hits = (_Atomic int *)ctx;
+  for (int64_t i = lo; i < hi; i++) {
+    sched_yield();
+    atomic_fetch_add(&hits[i], 1);
+  }
+}
+
+/* On the pool itself: with the process confined to one CPU, the worker runs its chunks on the
+ * caller's CPU, and the pool turns to the caller alone after the workers' first window. */
+Test(parallel, worker_on_the_callers_cpu_sends_loops_to_the_caller) {
+  cpu_set_t set;
+  cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+  int one = 0;
+  while (!CPU_ISSET(one, &set)) one++;
+  CPU_ZERO(&set);
+  CPU_SET(one, &set);
+  cr_assert_eq(sched_setaffinity(0, sizeof set, &set), 0); /* before the workers start: they inherit it */
+  ft_set_threads(2);
+  ft_pool *P = &ft_pool_shared;
+  enum { N = 64 };
+  static _Atomic int hits[N];
+  int loops = 0;
+  for (; loops < 20 * FT_PAR_WINDOW && P->adapt.serial_until == 0; loops++) ft_parallel_for(N, 1, yield_run, hits);
+  cr_assert_neq(P->adapt.serial_until, 0, "%d loops with a worker on the caller's CPU, still threaded", loops);
+  cr_assert_gt(loops, FT_PAR_WINDOW, "judged within the settling window");
+  for (int i = 0; i < N; i++) cr_assert_eq(atomic_load(&hits[i]), loops, "index %d", i);
+  ft_set_threads(0);
 }
 
 static pthread_t stretch_caller;
