@@ -114,6 +114,13 @@ Test(gemm, large_shapes) {
   run_core_case(&a);
   gcase b = {300, 65, 1100, 1, 0, 0, 0, 2, 1.0f, 1.0f, FT_ACT_RELU};
   run_core_case(&b);
+  /* row blocks (ft_gemm_mc): an A a little over the L2 budget stays one block (ViT-B/16's
+   * projections); a larger one is split evenly */
+  cr_assert_geq(ft_gemm_mc(197, 768), 197);
+  cr_assert_eq(ft_gemm_mc(300, 768), 156);
+  cr_assert_eq(ft_gemm_mc(197, 3072), 36);
+  gcase v = {197, 100, 768, 0, 0, 1, 1, 1, 1.0f, 1.0f, FT_ACT_RELU};
+  run_core_case(&v);
 }
 
 /* ---- both operands packed: each tile over all of K (FT_GEMM_FULL_K), as MatMul on constant
