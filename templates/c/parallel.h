@@ -77,7 +77,11 @@ static inline void ft_parallel_for(int64_t n, int par, ft_par_fn fn, const void 
 #ifndef FT_PAR_SPIN
 #define FT_PAR_SPIN 4096
 #endif
-/* Chunks per thread a loop is cut into: enough that a thread that stalls holds little work. */
+/* Chunks per thread a loop is cut into: enough that a thread that stalls holds little work.
+ * The last few chunks of a share shrink (a quarter of what is left, down to one item), so that
+ * the threads finish a loop of large items together: ViT-B/16's GEMMs, 96 column panels a
+ * loop, cost a whole chunk of 6 panels at their end. 2 threads, alternating: ViT-B/16 77.3 ->
+ * 75.4 ms, SqueezeNet 1.40 -> 1.38, EfficientNet-B0 3.10 -> 3.13 (noise level). */
 #ifndef FT_PAR_CHUNKS_PER_THREAD
 #define FT_PAR_CHUNKS_PER_THREAD 8
 #endif
@@ -202,13 +206,16 @@ static inline void ft_pool_chunks(ft_pool *P, int self) {
     ft_par_share *sh = &P->share[(self + v) % threads];
     const int64_t end = sh->end;
     for (;;) {
-      int64_t lo = atomic_fetch_add(&sh->next, g);
+      int64_t lo = atomic_load(&sh->next);
       if (lo >= end) break;
+      int64_t take = (end - lo) / 4;
+      take = take > g ? g : take < 1 ? 1 : take;
+      if (!atomic_compare_exchange_weak(&sh->next, &lo, lo + take)) continue;
       if (!placed) { /* before the chunk counts as done: the caller reads it after */
         atomic_store_explicit(&P->share[self].cpu, ft_par_cpu(), memory_order_relaxed);
         placed = 1;
       }
-      int64_t hi = end - lo < g ? end : lo + g;
+      int64_t hi = lo + take;
       P->fn(P->ctx, lo, hi);
       atomic_fetch_add(&P->done, hi - lo);
     }

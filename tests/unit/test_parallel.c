@@ -289,22 +289,22 @@ Test(parallel, concat_in_chunks_matches_row_by_row) {
 
 /* The shares (ft_pool_chunks): a thread runs its own contiguous share of the loop first, in
  * order, then takes what is left of the others' shares in turn, so every index runs once even
- * when the other threads never come. Checked on a pool of its own with one thread taking. */
+ * when the other threads never come; chunks are at most the grain and shrink to one item at
+ * the end of each share. Checked on a pool of its own with one thread taking. */
 typedef struct {
-  int64_t lo[64];
+  int64_t lo[128], hi[128];
   int n;
 } order_ctx;
 
 static void order_run(const void *ctx, int64_t lo, int64_t hi) {
   order_ctx *c = (order_ctx *)ctx;
-  (void)hi;
-  if (c->n < 64) c->lo[c->n] = lo;
+  if (c->n < 128) { c->lo[c->n] = lo; c->hi[c->n] = hi; }
   c->n++;
 }
 
 Test(parallel, own_share_first_then_the_others) {
   static ft_pool P;
-  order_ctx c = {{0}, 0};
+  static order_ctx c;
   P.fn = order_run;
   P.ctx = &c;
   P.n = 100;
@@ -316,9 +316,20 @@ Test(parallel, own_share_first_then_the_others) {
   }
   atomic_store(&P.done, 0);
   ft_pool_chunks(&P, 2);
-  cr_assert_eq(c.n, 20, "%d chunks", c.n);
   cr_assert_eq(atomic_load(&P.done), 100);
+  cr_assert(c.n > 20 && c.n <= 128, "%d chunks: the ends of the shares were not cut finer", c.n);
   static const int64_t shares_in_order[] = {2, 3, 0, 1};
-  for (int i = 0; i < 20; i++)
-    cr_assert_eq(c.lo[i], 25 * shares_in_order[i / 5] + 5 * (i % 5), "chunk %d starts at %lld", i, (long long)c.lo[i]);
+  int i = 0;
+  for (int k = 0; k < 4; k++) {
+    int64_t at = 25 * shares_in_order[k], end = at + 25;
+    cr_assert_eq(c.hi[i] - c.lo[i], 5, "share %d starts with a whole grain", k);
+    for (; at < end; i++) {
+      cr_assert_eq(c.lo[i], at, "chunk %d starts at %lld, not %lld", i, (long long)c.lo[i], (long long)at);
+      cr_assert(c.hi[i] > c.lo[i] && c.hi[i] - c.lo[i] <= 5 && c.hi[i] <= end, "chunk %d: [%lld, %lld)", i,
+                (long long)c.lo[i], (long long)c.hi[i]);
+      at = c.hi[i];
+    }
+    cr_assert_eq(c.hi[i - 1] - c.lo[i - 1], 1, "share %d ends with a single item", k);
+  }
+  cr_assert_eq(i, c.n);
 }
