@@ -161,6 +161,7 @@ typedef struct {
   int helpers;            /* workers allowed into this loop (threads - 1) */
   ft_par_share share[FT_PAR_MAX_THREADS]; /* [0] the caller's, [1 + i] worker i's */
   int want, started;      /* threads wanted (0: default), workers started */
+  int deflt;              /* the default, once asked (0: not yet) */
   ft_par_adapt_state adapt;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -187,14 +188,23 @@ static inline int ft_default_threads(void) {
   return n > 0 ? (int)n : 1;
 }
 
+/* The default is asked of the OS once, not on every loop (a system call), and again after
+ * ft_set_threads(0). */
 static inline int ft_get_threads(void) {
   int t = atomic_load_explicit((_Atomic int *)&ft_pool_shared.want, memory_order_relaxed);
-  if (t <= 0) t = ft_default_threads();
+  if (t <= 0) {
+    t = atomic_load_explicit((_Atomic int *)&ft_pool_shared.deflt, memory_order_relaxed);
+    if (t <= 0) {
+      t = ft_default_threads();
+      atomic_store_explicit((_Atomic int *)&ft_pool_shared.deflt, t, memory_order_relaxed);
+    }
+  }
   return t < FT_PAR_MAX_THREADS ? t : FT_PAR_MAX_THREADS;
 }
 
 static inline void ft_set_threads(int n) {
   atomic_store_explicit((_Atomic int *)&ft_pool_shared.want, n > 0 ? n : 0, memory_order_relaxed);
+  if (n <= 0) atomic_store_explicit((_Atomic int *)&ft_pool_shared.deflt, 0, memory_order_relaxed);
 }
 
 /* Thread self's chunks: its own share, then the others' in turn, until none is left. */
@@ -202,6 +212,7 @@ static inline void ft_pool_chunks(ft_pool *P, int self) {
   const int64_t g = P->grain;
   const int threads = P->helpers + 1;
   int placed = 0;
+  int64_t ran = 0;
   for (int v = 0; v < threads; v++) {
     ft_par_share *sh = &P->share[(self + v) % threads];
     const int64_t end = sh->end;
@@ -215,11 +226,11 @@ static inline void ft_pool_chunks(ft_pool *P, int self) {
         atomic_store_explicit(&P->share[self].cpu, ft_par_cpu(), memory_order_relaxed);
         placed = 1;
       }
-      int64_t hi = lo + take;
-      P->fn(P->ctx, lo, hi);
-      atomic_fetch_add(&P->done, hi - lo);
+      P->fn(P->ctx, lo, lo + take);
+      ran += take;
     }
   }
+  if (ran) atomic_fetch_add(&P->done, ran); /* once: a count per chunk moved its line between the cores */
 }
 
 /* An idle worker: poll for a new loop, then sleep until one opens. Returns the new seq. */
