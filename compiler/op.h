@@ -30,6 +30,7 @@ typedef struct ft_opctx {
  * layout the kernel wants). The kernel reads p[flag_p] to know whether it got the packed form. */
 typedef struct ft_prepack {
   int input;    /* which input, -1 when none */
+  int from;     /* the value packed (the unpacked constant), set by lowering; -1 when none */
   int flag_p;   /* index into p set to 1 when the input is packed */
   size_t (*pack)(const int64_t *p, const void *src, void *dst); /* dst NULL: return bytes */
 } ft_prepack;

@@ -86,6 +86,9 @@ int ft_blocked_layout(ft_graph *g, ft_lowered *lw, ft_err *e);
 /* Whether a planned call can be that side of such an edge (compiler/ops/conv.c): side
  * FT_CV_Y_BLOCKED the conv that writes it, FT_CV_X_BLOCKED the conv that reads it. */
 int ft_conv_blocked_side(const ft_kcall *k, int side);
+/* A plain pointwise conv that could write such an edge in the transposed mode: switched to it
+ * (mode and scratch; its weights want packing again), 1; else 0 and nothing changed. */
+int ft_conv_blocked_transpose(ft_kcall *k);
 
 /* Memory plan: where every value lives. */
 enum { FT_S_NONE = 0, FT_S_ARENA, FT_S_WEIGHT, FT_S_INPUT, FT_S_OUTPUT };

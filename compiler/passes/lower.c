@@ -19,6 +19,7 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
     lw->order[slot] = i;
     ft_kcall *k = &lw->calls[slot];
     k->prepack.input = -1;
+    k->prepack.from = -1;
     ft_opctx c;
     ft_opctx_init(&c, g, i, e);
     const ft_node *n = &g->nodes[i];
@@ -54,6 +55,7 @@ int ft_lower_ex(ft_graph *g, ft_lowered *lw, int prepack, ft_err *e) {
       v->t.dims[0] = (int64_t)nb;
       v->t.data = calloc(nb ? nb : 1, 1);
       k->prepack.pack(k->p, src->t.data, v->t.data);
+      k->prepack.from = g->nodes[i].in[pi];
       g->nodes[i].in[pi] = vi;
       k->p[k->prepack.flag_p] = 1;
     }
