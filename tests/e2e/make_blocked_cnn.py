@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Write tests/models/blocked_cnn: MobileNetV2-shaped blocks whose pointwise -> depthwise edges
-take the blocked layout (compiler/passes/blocked.c; ftaxc --report counts them), with a symbolic
-batch and two data sets (batch 1 and 2):
+"""Write the blocked-layout test models (compiler/passes/blocked.c; ftaxc --report counts the
+edges), each with a symbolic batch and two data sets (batch 1 and 2):
 
+tests/models/blocked_cnn, MobileNetV2-shaped blocks whose pointwise -> depthwise edges take the
+blocked layout:
   - an inverted residual block at 14x14 (1x1 16 -> 96, Clip(0, 6), depthwise 3x3, Clip, 1x1
     back to 16, + the block's input): blocked;
   - a 5x5 stride-2 depthwise (14x14 -> 7x7) after a Relu expansion: blocked;
@@ -10,8 +11,14 @@ batch and two data sets (batch 1 and 2):
   - an expansion read by its depthwise conv and by another 1x1 conv (two readers): not blocked;
   - an expansion that is also a graph output: not blocked.
 
-The reference is the same network in torch at float64. Run with /usr/bin/python3 (it has torch,
-onnx and numpy); deterministic.
+tests/models/blocked_plain, one inverted residual block on a 16x16 plane whose 1x1 expansion
+(16 -> 64) is a shape the plain pointwise GEMM takes on its own (few input channels, a plane
+that fills its lanes: compiler/ops/conv.c, pointwise_plain_fits); its only reader is the
+depthwise conv, so the blocked pass turns it transposed, packs its weights again and blocks the
+edge (ft_conv_blocked_transpose).
+
+The references are the same networks in torch at float64. Run with /usr/bin/python3 (it has
+torch, onnx and numpy); deterministic.
 """
 import io
 import os
@@ -22,15 +29,16 @@ import torch
 from data_sets import write_sets
 
 here = os.path.dirname(os.path.abspath(__file__))
-out = os.path.join(here, "..", "models", "blocked_cnn")
-torch.manual_seed(20261126)
-rng = np.random.default_rng(20261126)
+c = torch.nn.Conv2d
+
+
+def r6(t):
+    return torch.clamp(t, 0.0, 6.0)
 
 
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        c = torch.nn.Conv2d
         self.e1, self.d1, self.p1 = c(16, 96, 1), c(96, 96, 3, padding=1, groups=96), c(96, 16, 1)
         self.e2, self.d2, self.p2 = c(16, 64, 1), c(64, 64, 5, stride=2, padding=2, groups=64), c(64, 32, 1)
         self.e3, self.d3, self.p3 = c(32, 48, 1), c(48, 48, 3, padding=1, groups=48), c(48, 32, 1)
@@ -40,7 +48,6 @@ class Net(torch.nn.Module):
         self.head = torch.nn.Linear(64, 10)
 
     def forward(self, x):
-        r6 = lambda t: torch.clamp(t, 0.0, 6.0)
         b1 = x + self.p1(r6(self.d1(r6(self.e1(x)))))
         b2 = self.p2(r6(self.d2(torch.relu(self.e2(b1)))))
         e3 = r6(self.e3(b2))  # two readers
@@ -51,28 +58,47 @@ class Net(torch.nn.Module):
         return y, e5
 
 
-net = Net().eval()
-with torch.no_grad():  # weights of a scale that keeps the activations near 1
-    for m in net.modules():
-        if isinstance(m, torch.nn.Conv2d):
-            m.weight.mul_(1.5)
-buf = io.BytesIO()
-torch.onnx.export(net, torch.zeros(1, 16, 14, 14), buf, input_names=["x"], output_names=["y", "e5"],
-                  dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}, "e5": {0: "batch"}},
-                  opset_version=13, do_constant_folding=True)
-model = onnx.load_from_string(buf.getvalue())
-model.producer_name = "ftax tests/e2e/make_blocked_cnn.py"
-onnx.checker.check_model(model)
-os.makedirs(out, exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
+class Plain(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e, self.d, self.p = c(16, 64, 1), c(64, 64, 3, padding=1, groups=64), c(64, 16, 1)
+        self.head = torch.nn.Linear(16, 10)
 
-net64 = Net().double().eval()
-net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
-sets = []
-for batch in [1, 2]:
-    x = rng.standard_normal((batch, 16, 14, 14)).astype(np.float32)
-    with torch.no_grad():
-        ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
-    sets.append(([("x", x)], list(zip(["y", "e5"], ys))))
-write_sets(out, sets)
-print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
+    def forward(self, x):
+        b = x + self.p(r6(self.d(r6(self.e(x)))))
+        return (self.head(b.mean((2, 3))),)
+
+
+def write(cls, name, side, outputs, seed):
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    out = os.path.join(here, "..", "models", name)
+    net = cls().eval()
+    with torch.no_grad():  # weights of a scale that keeps the activations near 1
+        for m in net.modules():
+            if isinstance(m, torch.nn.Conv2d):
+                m.weight.mul_(1.5)
+    buf = io.BytesIO()
+    axes = {n: {0: "batch"} for n in ["x"] + outputs}
+    torch.onnx.export(net, torch.zeros(1, 16, side, side), buf, input_names=["x"], output_names=outputs,
+                      dynamic_axes=axes, opset_version=13, do_constant_folding=True)
+    model = onnx.load_from_string(buf.getvalue())
+    model.producer_name = "ftax tests/e2e/make_blocked_cnn.py"
+    onnx.checker.check_model(model)
+    os.makedirs(out, exist_ok=True)
+    onnx.save(model, os.path.join(out, "model.onnx"))
+
+    net64 = cls().double().eval()
+    net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
+    sets = []
+    for batch in [1, 2]:
+        x = rng.standard_normal((batch, 16, side, side)).astype(np.float32)
+        with torch.no_grad():
+            ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
+        sets.append(([("x", x)], list(zip(outputs, ys))))
+    write_sets(out, sets)
+    print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
+
+
+write(Net, "blocked_cnn", 14, ["y", "e5"], 20261126)
+write(Plain, "blocked_plain", 16, ["y"], 20261129)
