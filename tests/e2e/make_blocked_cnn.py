@@ -20,13 +20,11 @@ edge (ft_conv_blocked_transpose).
 The references are the same networks in torch at float64. Run with /usr/bin/python3 (it has
 torch, onnx and numpy); deterministic.
 """
-import io
 import os
 
 import numpy as np
-import onnx
 import torch
-from data_sets import write_sets
+from data_sets import export_with_sets
 
 here = os.path.dirname(os.path.abspath(__file__))
 c = torch.nn.Conv2d
@@ -72,32 +70,13 @@ class Plain(torch.nn.Module):
 def write(cls, name, side, outputs, seed):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    out = os.path.join(here, "..", "models", name)
     net = cls().eval()
     with torch.no_grad():  # weights of a scale that keeps the activations near 1
         for m in net.modules():
             if isinstance(m, torch.nn.Conv2d):
                 m.weight.mul_(1.5)
-    buf = io.BytesIO()
-    axes = {n: {0: "batch"} for n in ["x"] + outputs}
-    torch.onnx.export(net, torch.zeros(1, 16, side, side), buf, input_names=["x"], output_names=outputs,
-                      dynamic_axes=axes, opset_version=13, do_constant_folding=True)
-    model = onnx.load_from_string(buf.getvalue())
-    model.producer_name = "ftax tests/e2e/make_blocked_cnn.py"
-    onnx.checker.check_model(model)
-    os.makedirs(out, exist_ok=True)
-    onnx.save(model, os.path.join(out, "model.onnx"))
-
-    net64 = cls().double().eval()
-    net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
-    sets = []
-    for batch in [1, 2]:
-        x = rng.standard_normal((batch, 16, side, side)).astype(np.float32)
-        with torch.no_grad():
-            ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
-        sets.append(([("x", x)], list(zip(outputs, ys))))
-    write_sets(out, sets)
-    print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
+    export_with_sets(net, cls, os.path.join(here, "..", "models", name), (1, 16, side, side), outputs,
+                     "tests/e2e/make_blocked_cnn.py", rng)
 
 
 write(Net, "blocked_cnn", 14, ["y", "e5"], 20261126)

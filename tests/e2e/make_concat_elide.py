@@ -14,13 +14,11 @@ and batch 2 (where they are not):
 The reference is the same network in torch at float64. Run with /usr/bin/python3 (it has torch,
 onnx and numpy); deterministic.
 """
-import io
 import os
 
 import numpy as np
-import onnx
 import torch
-from data_sets import write_sets
+from data_sets import export_with_sets
 
 here = os.path.dirname(os.path.abspath(__file__))
 out = os.path.join(here, "..", "models", "concat_elide")
@@ -67,23 +65,4 @@ class Net(torch.nn.Module):
 
 
 net = Net().eval()
-buf = io.BytesIO()
-torch.onnx.export(net, torch.zeros(1, 3, 16, 16), buf, input_names=["x"], output_names=["y", "side"],
-                  dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}, "side": {0: "batch"}},
-                  opset_version=13, do_constant_folding=True)
-model = onnx.load_from_string(buf.getvalue())
-model.producer_name = "ftax tests/e2e/make_concat_elide.py"
-onnx.checker.check_model(model)
-os.makedirs(out, exist_ok=True)
-onnx.save(model, os.path.join(out, "model.onnx"))
-
-net64 = Net().double().eval()
-net64.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
-sets = []
-for batch in [1, 2]:
-    x = rng.standard_normal((batch, 3, 16, 16)).astype(np.float32)
-    with torch.no_grad():
-        ys = [t.float().numpy() for t in net64(torch.from_numpy(x).double())]
-    sets.append(([("x", x)], list(zip(["y", "side"], ys))))
-write_sets(out, sets)
-print("wrote", os.path.normpath(out), len(model.graph.node), "nodes")
+export_with_sets(net, Net, out, (1, 3, 16, 16), ["y", "side"], "tests/e2e/make_concat_elide.py", rng)
