@@ -508,14 +508,21 @@ FT_DWV_ROW(14, 3, 2)
 FT_DWV_ROW(14, 5, 1)
 FT_DWV_ROW(14, 5, 2)
 #undef FT_DWV_ROW
-static void ft_dwv_row_any(const float *const *rp, const float *wt, const float *bv, float *out, int64_t chunks,
-                           int64_t KH, int64_t KW, int64_t s, int64_t d) {
-  ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, s, d, 8);
-}
+/* Any other window, stride or dilation, for each chunk width the geometry picks. */
+#define FT_DWV_ROW_ANY(NW)                                                                                  \
+  static void ft_dwv_row_any_##NW(const float *const *rp, const float *wt, const float *bv, float *out,     \
+                                  int64_t chunks, int64_t KH, int64_t KW, int64_t s, int64_t d) {           \
+    ft_dwv_row_impl(rp, wt, bv, out, chunks, KH, KW, s, d, NW);                                             \
+  }
+FT_DWV_ROW_ANY(7)
+FT_DWV_ROW_ANY(8)
+FT_DWV_ROW_ANY(14)
+#undef FT_DWV_ROW_ANY
 
 static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
   int64_t KW = p[FT_CV_K + 2], s = p[FT_CV_S + 2];
-  if (p[FT_CV_D + 2] != 1 || (KW != 3 && KW != 5) || s > 2) return ft_dwv_row_any;
+  if (p[FT_CV_D + 2] != 1 || (KW != 3 && KW != 5) || s > 2)
+    return g->nw == 14 ? ft_dwv_row_any_14 : g->nw == 8 ? ft_dwv_row_any_8 : ft_dwv_row_any_7;
   static const ft_dwv_rowfn fns[3][2][2] = {{{ft_dwv_row_7_3_1, ft_dwv_row_7_3_2}, {ft_dwv_row_7_5_1, ft_dwv_row_7_5_2}},
                                             {{ft_dwv_row_8_3_1, ft_dwv_row_8_3_2}, {ft_dwv_row_8_5_1, ft_dwv_row_8_5_2}},
                                             {{ft_dwv_row_14_3_1, ft_dwv_row_14_3_2}, {ft_dwv_row_14_5_1, ft_dwv_row_14_5_2}}};

@@ -678,6 +678,11 @@ Test(conv, depthwise_channel_vectors) {
       {1, 3, 3, 3, 2, {41, 225}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, FT_CV_DEPTHWISE, 1, 0},
       {1, 9, 9, 9, 2, {9, 9}, {7, 7}, {3, 3}, {1, 1}, {3, 3}, {3, 3}, FT_CV_DEPTHWISE, 1, 0},
       {2, 33, 33, 33, 2, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, FT_CV_DEPTHWISE, 1, 0},
+      /* the generic row function (a 7-wide window, a dilation, stride 3) with chunks of 14 and 7 */
+      {1, 32, 32, 32, 2, {14, 14}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 16, 16, 16, 2, {28, 28}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 16, 16, 16, 2, {42, 42}, {3, 3}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, FT_CV_DEPTHWISE, 1, 0},
+      {1, 17, 17, 17, 2, {21, 21}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}, FT_CV_DEPTHWISE, 1, 0},
   };
   for (int pre = 0; pre <= 1; pre++)
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
