@@ -202,8 +202,9 @@ Test(conv_blocked, portable_build_has_no_avx512) {
 }
 
 Test(conv_blocked, planes_strides_windows) {
-  /* a 7-wide window takes the generic row function */
-  const int64_t planes[][2] = {{7, 7}, {14, 14}, {28, 28}, {13, 11}, {5, 9}};
+  /* 56x56 and 12x64: rows of several chunks, where X blocked is read in place between the
+   * edges (ft_dwv_px); a 7-wide window takes the generic row function */
+  const int64_t planes[][2] = {{7, 7}, {14, 14}, {28, 28}, {13, 11}, {5, 9}, {56, 56}, {12, 64}};
   for (size_t i = 0; i < sizeof planes / sizeof *planes; i++)
     for (int64_t s = 1; s <= 2; s++)
       for (int64_t k = 3; k <= 7; k += 2) {
