@@ -17,6 +17,14 @@ that fills its lanes: compiler/ops/conv.c, pointwise_plain_fits); its only reade
 depthwise conv, so the blocked pass turns it transposed, packs its weights again and blocks the
 edge (ft_conv_blocked_transpose).
 
+tests/models/dw_wide, the depthwise channel-vector path's other geometries (templates/c/conv.h):
+  - a 3x3 depthwise on a 42x42 plane after an expansion: rows of three 14-pixel chunks, the
+    middle one reading the blocked input where it lies, the outer ones through masked loads;
+  - a 7x7 depthwise on 42x42 (the generic row function, chunks of 14), a stride-2 depthwise
+    42 -> 21, then at 21x21 (chunks of 7) a ConvNeXt block (7x7 depthwise, LayerNorm over the
+    channels between two transposes, 4x MLP with GELU, a per-channel scale, the residual) and
+    a dilated 3x3 depthwise.
+
 The references are the same networks in torch at float64. Run with /usr/bin/python3 (it has
 torch, onnx and numpy); deterministic.
 """
@@ -67,6 +75,36 @@ class Plain(torch.nn.Module):
         return (self.head(b.mean((2, 3))),)
 
 
+class ConvNeXtBlock(torch.nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.dw, self.ln = c(ch, ch, 7, padding=3, groups=ch), torch.nn.LayerNorm(ch, eps=1e-6)
+        self.f1, self.f2 = torch.nn.Linear(ch, 4 * ch), torch.nn.Linear(4 * ch, ch)
+        self.g = torch.nn.Parameter(torch.linspace(0.5, 1.5, ch))
+
+    def forward(self, x):
+        y = self.ln(self.dw(x).permute(0, 2, 3, 1))
+        y = self.f2(torch.nn.functional.gelu(self.f1(y))) * self.g
+        return x + y.permute(0, 3, 1, 2)
+
+
+class Wide(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.e1, self.d1, self.p1 = c(16, 32, 1), c(32, 32, 3, padding=1, groups=32), c(32, 16, 1)
+        self.d2 = c(16, 16, 7, padding=3, groups=16)
+        self.e3, self.d3 = c(16, 32, 1), c(32, 32, 3, stride=2, padding=1, groups=32)
+        self.block = ConvNeXtBlock(32)
+        self.d4 = c(32, 32, 3, padding=2, dilation=2, groups=32)
+        self.head = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        b1 = x + self.p1(r6(self.d1(r6(self.e1(x)))))
+        b2 = r6(self.d3(torch.relu(self.e3(self.d2(b1)))))
+        y = self.head(torch.relu(self.d4(self.block(b2))).mean((2, 3)))
+        return (y,)
+
+
 def write(cls, name, side, outputs, seed):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -81,3 +119,4 @@ def write(cls, name, side, outputs, seed):
 
 write(Net, "blocked_cnn", 14, ["y", "e5"], 20261126)
 write(Plain, "blocked_plain", 16, ["y"], 20261129)
+write(Wide, "dw_wide", 42, ["y"], 20261130)
