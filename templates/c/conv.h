@@ -431,11 +431,12 @@ static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
 /* One output row for the row functions. Chunk c reads padded columns from c * nw * s on, of
  * tap row kh at rp[kh] (its padded column 0, as an address: with X blocked it is the input row
  * itself, and column 0 may lie before it); only columns [lo, hi) are read, the others count
- * as zeros. Its pixel vectors go to out + c * nw * 16, clamped to [clo, chi] (-inf and inf:
- * as they are). */
+ * as zeros (cm: the load mask of each padded column, 0xffff inside). Its pixel vectors go to
+ * out + c * nw * 16, clamped to [clo, chi] (-inf and inf: as they are). */
 typedef struct {
   const float *rp[FT_DW_MAXTAPS];
   const float *wt, *bv; /* the taps' weight vectors, the bias vector */
+  const uint16_t *cm;
   float *out;
   int64_t chunks, KH, KW, s, d, lo, hi;
   __m512 clo, chi;
@@ -444,12 +445,14 @@ typedef struct {
 typedef void (*ft_dwv_rowfn)(const ft_dwv_job *j);
 
 /* Pixel vector col of row r: a plain load, or at an edge (the chunk reaches past [lo, hi)) a
- * masked one that reads nothing outside (AVX-512 masked loads do not fault). */
-static inline __attribute__((always_inline)) __m512 ft_dwv_px(const float *r, int64_t col, int edge, int64_t lo,
-                                                              int64_t hi) {
+ * load masked by cm[col] that reads nothing outside (AVX-512 masked loads do not fault). The
+ * masks come from memory, one load each: computed per pixel they cost more than the FMAs on
+ * 7x7 planes, where every chunk is an edge. */
+static inline __attribute__((always_inline)) __m512 ft_dwv_px(const float *r, int64_t col, int edge,
+                                                              const uint16_t *cm) {
   const float *a = (const float *)((uintptr_t)r + (uintptr_t)col * 64);
   if (!edge) return _mm512_loadu_ps(a);
-  return _mm512_maskz_loadu_ps((__mmask16)((uint64_t)(col - lo) < (uint64_t)(hi - lo) ? 0xffff : 0), a);
+  return _mm512_maskz_loadu_ps((__mmask16)cm[col], a);
 }
 
 /* Whether chunk c of nw pixels, which reads `reach` padded columns, needs ft_dwv_px's edge. */
@@ -475,7 +478,7 @@ static inline __attribute__((always_inline)) void ft_dwv_row_impl(const ft_dwv_j
         __m512 wv = _mm512_loadu_ps(w); /* packed constants need not be 64-byte aligned */
 #pragma GCC unroll 16
         for (int j = 0; j < NW; j++)
-          acc[j] = _mm512_fmadd_ps(ft_dwv_px(J->rp[kh], b + j * S + kw * D, edge, J->lo, J->hi), wv, acc[j]);
+          acc[j] = _mm512_fmadd_ps(ft_dwv_px(J->rp[kh], b + j * S + kw * D, edge, J->cm), wv, acc[j]);
       }
     }
 #pragma GCC unroll 16
@@ -495,7 +498,8 @@ static inline __attribute__((always_inline)) void ft_dwv_chunk_reuse(const ft_dw
 #pragma GCC unroll 16
   for (int j = 0; j < NW; j++) acc[j] = b0;
   const float *w = J->wt;
-  int64_t b = c * NW * S, lo = J->lo - b, hi = J->hi - b;
+  int64_t b = c * NW * S;
+  const uint16_t *cm = J->cm + b;
   for (int64_t kh = 0; kh < J->KH; kh++, w += KW * 16) {
     const float *q = (const float *)((uintptr_t)J->rp[kh] + (uintptr_t)b * 64);
     __asm__("" : "+r"(q)); /* one base register, the pixels at fixed displacements from it */
@@ -503,7 +507,7 @@ static inline __attribute__((always_inline)) void ft_dwv_chunk_reuse(const ft_dw
     for (int kw = 0; kw < KW; kw++) wv[kw] = _mm512_loadu_ps(w + kw * 16); /* packed: maybe unaligned */
 #pragma GCC unroll 64
     for (int i = 0; i < (NW - 1) * S + KW; i++) {
-      __m512 xv = ft_dwv_px(q, i, EDGE, lo, hi);
+      __m512 xv = ft_dwv_px(q, i, EDGE, cm);
       __asm__("" : "+v"(xv)); /* kept in a register: else GCC loads it again as each FMA's operand */
 #pragma GCC unroll 5
       for (int kw = 0; kw < KW; kw++) {
@@ -696,6 +700,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
   float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
   float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
   float qs[16] __attribute__((aligned(64))), qb[16] __attribute__((aligned(64)));
+  uint16_t cmask[FT_DWV_RING / 16];
   ft_dwv_job J;
   J.wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
   if (!p[FT_CV_PACKED]) {
@@ -719,6 +724,8 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
   J.d = p[FT_CV_D + 2];
   J.lo = xblk ? pw : 0; /* the ring's rows are padded already */
   J.hi = xblk ? pw + IW : g->Wr;
+  for (int64_t j = 0; j < g->Wr; j++) cmask[j] = j >= J.lo && j < J.hi ? 0xffff : 0;
+  J.cm = cmask;
   J.clo = _mm512_set1_ps(-__builtin_inff());
   J.chi = _mm512_set1_ps(__builtin_inff());
   int direct = yblk && g->chunks * g->nw == OW && ft_gemm_clamp_of(e, &J.clo, &J.chi);
