@@ -472,8 +472,8 @@ static inline __attribute__((always_inline)) void ft_dwv_row_impl(const ft_dwv_j
     for (int j = 0; j < NW; j++) acc[j] = b0;
     const float *w = J->wt;
     int edge = ft_dwv_edge(J, c, NW, reach);
+    int64_t b = c * NW * S;
     for (int64_t kh = 0; kh < J->KH; kh++) {
-      int64_t b = c * NW * S;
       for (int64_t kw = 0; kw < KW; kw++, w += 16) {
         __m512 wv = _mm512_loadu_ps(w); /* packed constants need not be 64-byte aligned */
 #pragma GCC unroll 16
@@ -724,17 +724,16 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
   J.d = p[FT_CV_D + 2];
   J.lo = xblk ? pw : 0; /* the ring's rows are padded already */
   J.hi = xblk ? pw + IW : g->Wr;
-  for (int64_t j = 0; j < g->Wr; j++) cmask[j] = j >= J.lo && j < J.hi ? 0xffff : 0;
-  J.cm = cmask;
-  J.clo = _mm512_set1_ps(-__builtin_inff());
-  J.chi = _mm512_set1_ps(__builtin_inff());
-  int direct = yblk && g->chunks * g->nw == OW && ft_gemm_clamp_of(e, &J.clo, &J.chi);
-  if (!direct) {
-    J.clo = _mm512_set1_ps(-__builtin_inff());
-    J.chi = _mm512_set1_ps(__builtin_inff());
-  }
+  J.cm = cmask; /* read at edges only, which the ring's padded rows never have */
+  __m512 clo, chi;
+  int direct = yblk && g->chunks * g->nw == OW && ft_gemm_clamp_of(e, &clo, &chi);
+  J.clo = direct ? clo : _mm512_set1_ps(-__builtin_inff());
+  J.chi = direct ? chi : _mm512_set1_ps(__builtin_inff());
   if (xblk)
-    for (int64_t j = 0; j < g->Wr; j++) _mm512_store_ps(ring + 16 * j, _mm512_setzero_ps());
+    for (int64_t j = 0; j < g->Wr; j++) {
+      _mm512_store_ps(ring + 16 * j, _mm512_setzero_ps());
+      cmask[j] = j >= J.lo && j < J.hi ? 0xffff : 0;
+    }
   else
     for (int64_t s = 0; s < RB; s++) { /* the pad columns, zero for the whole item */
       float *rr = ring + s * W16;
