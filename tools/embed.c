@@ -1,6 +1,6 @@
 /* Build-time tool: turn the kernel templates into C string literals, so an installed ftaxc
  * carries its kernels and needs no source tree.  usage: embed OUT.c FILE...
- * Each file is kept under its name and the folder it lies in (templates/c, cuda or common). */
+ * Each file is kept under its name and the folder it lies in under templates/ (c, c/ukernels, cuda or common). */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,8 +15,9 @@ int main(int argc, char **argv) {
     if (!f) { perror(argv[i]); return 1; }
     const char *base = strrchr(argv[i], '/'), *dir = argv[i];
     base = base ? base + 1 : argv[i];
-    for (const char *s = argv[i]; s < base - 1; s++)
+    for (const char *s = argv[i]; s < base - 1; s++) /* the folder under templates/: c, c/ukernels, cuda, common */
       if (*s == '/') dir = s + 1;
+    for (const char *s = argv[i]; (s = strstr(s, "templates/")) && s + 10 < base; s += 10) dir = s + 10;
     fprintf(o, "  {\"%s\", \"%.*s\",\n   \"", base, base > dir ? (int)(base - dir - 1) : 0, dir);
     int ch, col = 0;
     while ((ch = fgetc(f)) != EOF) {

@@ -256,6 +256,28 @@ static inline void ft_dw_load_row(const ft_dw_geo *g, const float *src, float *c
   }
 }
 
+/* nv of the band loop's accumulators (the ISA's vectors, isa.h) into ext, through the activation
+ * when ea is set: per vector in registers on AVX-512, else over the stored floats (the same
+ * operations: ft_gemm_act16 goes through ft_gemm_act there too). Each output is summed over the
+ * taps in one order whatever the vector width. */
+static inline __attribute__((always_inline)) void ft_dw_band_store(float *ext, const ft_vn *a, int nv,
+                                                                  const ft_gemm_epi *ea) {
+#if FT_VLEN == 16
+#pragma GCC unroll 8
+  for (int v = 0; v < 8; v++)
+    if (v < nv) {
+      ft_v16f y = a[v];
+      if (ea) ft_gemm_act16(&y, ea);
+      *(ft_v16u *)(ext + 16 * v) = y;
+    }
+#else
+#pragma GCC unroll 8
+  for (int v = 0; v < 8; v++)
+    if (v < nv) *(ft_vnu *)(ext + FT_VLEN * v) = a[v];
+  if (ea) ft_gemm_act(ext, (int64_t)nv * FT_VLEN, ea);
+#endif
+}
+
 static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const float *x,
                                    const float *w, int64_t ws, float b0, float *y, const float *res,
                                    const ft_gemm_epi *e) {
@@ -286,41 +308,32 @@ static void ft_conv_dw_plane_bands(const int64_t *p, const ft_dw_geo *g, const f
     /* without a residual, the activation applies to the accumulators as they are stored */
     const ft_gemm_epi *ea = !res && e->act ? e : NULL;
     int64_t n = 0;
-    for (; n + 128 <= next; n += 128) { /* eight accumulators hide the FMA latency */
-      ft_v16f a[8];
+    for (; n + 8 * FT_VLEN <= next; n += 8 * FT_VLEN) { /* eight accumulators hide the FMA latency */
+      ft_vn a[8];
 #pragma GCC unroll 8
-      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
+      for (int v = 0; v < 8; v++) a[v] = (ft_vn){0} + b0;
       for (int64_t t = 0; t < T; t++) {
         const float *q = xp + n + off[t];
         float wt = w[t * ws];
 #pragma GCC unroll 8
-        for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
+        for (int v = 0; v < 8; v++) a[v] += wt * *(const ft_vnu *)(q + FT_VLEN * v);
       }
-      if (ea)
-#pragma GCC unroll 8
-        for (int v = 0; v < 8; v++) ft_gemm_act16(&a[v], ea);
-#pragma GCC unroll 8
-      for (int v = 0; v < 8; v++) *(ft_v16u *)(ext + n + 16 * v) = a[v];
+      ft_dw_band_store(ext + n, a, 8, ea);
     }
     if (n < next) { /* the rest, up to 8 vectors: still independent accumulators (small planes
                        such as 7x7 are all rest, and one chain per vector would wait on latency) */
-      int nv = (int)((next - n + 15) / 16);
-      ft_v16f a[8];
+      int nv = (int)((next - n + FT_VLEN - 1) / FT_VLEN);
+      ft_vn a[8];
 #pragma GCC unroll 8
-      for (int v = 0; v < 8; v++) a[v] = (ft_v16f){0} + b0;
+      for (int v = 0; v < 8; v++) a[v] = (ft_vn){0} + b0;
       for (int64_t t = 0; t < T; t++) {
         const float *q = xp + n + off[t];
         float wt = w[t * ws];
 #pragma GCC unroll 8
         for (int v = 0; v < 8; v++)
-          if (v < nv) a[v] += wt * *(const ft_v16u *)(q + 16 * v);
+          if (v < nv) a[v] += wt * *(const ft_vnu *)(q + FT_VLEN * v);
       }
-#pragma GCC unroll 8
-      for (int v = 0; v < 8; v++)
-        if (v < nv) {
-          if (ea) ft_gemm_act16(&a[v], ea);
-          *(ft_v16u *)(ext + n + 16 * v) = a[v];
-        }
+      ft_dw_band_store(ext + n, a, nv, ea);
     }
     /* out of the band, through the epilogue */
     float *yb = y + oh0 * OW;
@@ -1241,6 +1254,18 @@ static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_
  * nv = 1 when nc <= 16: the second vector would only hold zeros). */
 static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, const int nv, int64_t K, const float *bp,
                                                               const ft_pwt_out *o, int64_t hw0, int64_t co0, int nc) {
+#if FT_ISA != FT_ISA_AVX512
+  if (!o->xblk) { /* the ISA's register tile (ukernels/): pixel i's channel k at x[i + k xs] */
+    float t[FT_PWT_MR * FT_GEMM_NR] __attribute__((aligned(64)));
+    ft_v16f acc[FT_PWT_MR];
+    ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t);
+    for (int h = 0; h < nv; h++) {
+      for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
+      ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, h ? nc - 16 : nc < 16 ? nc : 16);
+    }
+    return;
+  }
+#endif
   ft_v16f c0[FT_PWT_MR], c1[FT_PWT_MR];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }

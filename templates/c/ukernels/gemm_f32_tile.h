@@ -1,0 +1,43 @@
+/* What the fp32 register tiles of every ISA but AVX-512 share (ukernels/gemm_f32_<isa>.h):
+ * the driver that cuts a tile of up to 16 rows x 32 columns (one packed B panel, gemm.h) into
+ * register passes of at most maxr rows x w columns, in blocks of kb k-steps so that the part of
+ * the panel and of A that a block reads stays in L1 while its passes reuse it.
+ *
+ * A pass (ft_uk_pass_fn) of r rows: t[i * 32 + j] (i < r, j < w) = (load ? t : 0) + sum over k
+ * of A(i, k) * b[k * 32 + j], A(i, k) at a[i * ars + k * aks]. The partial sums go through t
+ * between blocks, exactly, so each element is still summed over k in order, one FMA a step. */
+#ifndef FT_UK_GEMM_F32_TILE_H
+#define FT_UK_GEMM_F32_TILE_H
+
+#include <stdint.h>
+
+#include "gemm_layout.h"
+
+#if FT_GEMM_NR != 32
+#error "the register passes are written for B panels of 32 columns"
+#endif
+
+typedef void (*ft_uk_pass_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int);
+
+/* Rows [0, mr) of t, columns [0, cols): passes[r] for r in [1, maxr] computes r rows x w
+ * columns; rows are cut into groups of even size (7 = 4 + 3, 11 = 6 + 5). */
+static void ft_uk_drive(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,
+                        float *t, int maxr, int w, const ft_uk_pass_fn *passes, int64_t kb) {
+  if (K <= 0) {
+    for (int i = 0; i < mr; i++)
+      for (int j = 0; j < cols; j++) t[i * 32 + j] = 0.0f;
+    return;
+  }
+  int ng = (mr + maxr - 1) / maxr;
+  for (int64_t k0 = 0; k0 < K; k0 += kb) {
+    int64_t kn = K - k0 < kb ? K - k0 : kb;
+    for (int h = 0; h < cols; h += w)
+      for (int g = 0, r0 = 0; g < ng; g++) {
+        int r = (mr - r0 + (ng - g) - 1) / (ng - g);
+        passes[r](kn, a + r0 * ars + k0 * aks, ars, aks, b + k0 * 32 + h, t + r0 * 32 + h, k0 > 0);
+        r0 += r;
+      }
+  }
+}
+
+#endif
