@@ -2,10 +2,13 @@
 #include "cc_target.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "templates.h"
 
 /* The compiler's stdout into buf (NUL-terminated, trailing newline dropped); its exit status,
  * 127 when it could not be started. */
@@ -48,6 +51,85 @@ int ft_cc_probe(const char *cc, ft_cc_target *t, ft_err *e) {
   struct utsname u;
   size_t arch = strcspn(t->triple, "-");
   if (uname(&u) == 0) t->cross = strlen(u.machine) != arch || strncmp(u.machine, t->triple, arch) != 0;
+  return 0;
+}
+
+/* argv's stdout into buf as run_capture does, with in written to its stdin. */
+static int run_filter(char *const *argv, const char *in, char *buf, size_t n) {
+  int to[2], from[2];
+  buf[0] = 0;
+  if (pipe(to)) return 127;
+  if (pipe(from)) { close(to[0]); close(to[1]); return 127; }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(to[0], 0);
+    dup2(from[1], 1);
+    close(to[0]); close(to[1]); close(from[0]); close(from[1]);
+    FILE *null = freopen("/dev/null", "w", stderr);
+    (void)null;
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  close(to[0]);
+  close(from[1]);
+  /* the header is a few KiB, less than a pipe holds: written whole before reading */
+  size_t len = strlen(in);
+  for (size_t off = 0; pid > 0 && off < len;) {
+    ssize_t w = write(to[1], in + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  close(to[1]);
+  size_t k = 0;
+  ssize_t r;
+  char chunk[256];
+  while (pid > 0 && (r = read(from[0], chunk, sizeof chunk)) > 0)
+    for (ssize_t i = 0; i < r; i++)
+      if (k < n - 1) buf[k++] = chunk[i];
+  close(from[0]);
+  buf[k] = 0;
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) return 127;
+  return WEXITSTATUS(status);
+}
+
+int ft_isa_known(const char *name) {
+  static const char *const names[] = {"avx512", "avx2", "neon", "generic"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(name, names[i])) return 1;
+  return 0;
+}
+
+int ft_cc_isa(const char *cc, const char *flags, char *isa, size_t n) {
+  const char *hdr = ft_template_text("isa.h");
+  if (!hdr) return -1;
+  size_t len = strlen(hdr) + 64;
+  char *in = malloc(len), *fl = strdup(flags ? flags : "");
+  if (!in || !fl) { free(in); free(fl); return -1; }
+  snprintf(in, len, "%s\nftax_isa_is FT_ISA_NAME\n", hdr);
+  char *argv[256];
+  int k = 0;
+  argv[k++] = (char *)cc;
+  for (char *t = strtok(fl, " \t"); t && k < 248; t = strtok(NULL, " \t")) argv[k++] = t;
+  argv[k++] = "-E";
+  argv[k++] = "-P";
+  argv[k++] = "-x";
+  argv[k++] = "c";
+  argv[k++] = "-";
+  argv[k] = NULL;
+  char out[8192];
+  int rc = run_filter(argv, in, out, sizeof out);
+  free(in);
+  free(fl);
+  const char *at = rc ? NULL : strstr(out, "ftax_isa_is \"");
+  if (!at) return -1;
+  at += strlen("ftax_isa_is \"");
+  size_t m = strcspn(at, "\"");
+  char name[32];
+  if (at[m] != '"' || m >= sizeof name) return -1;
+  snprintf(name, sizeof name, "%.*s", (int)m, at);
+  if (!ft_isa_known(name)) return -1;
+  snprintf(isa, n, "%s", name);
   return 0;
 }
 

@@ -20,6 +20,15 @@ typedef struct ft_cc_target {
  * a compiler that runs but does not answer counts as a native one. */
 int ft_cc_probe(const char *cc, ft_cc_target *t, ft_err *e);
 
+/* The instruction set the compiler targets with these flags (space-separated), as
+ * templates/c/isa.h names it ("avx512", "avx2", "neon", "generic"): the compiler preprocesses
+ * that header, so the planner's target and the kernels' #if are the same test by construction.
+ * 0 with the name in isa; -1 when the compiler cannot preprocess it (isa untouched). */
+int ft_cc_isa(const char *cc, const char *flags, char *isa, size_t n);
+
+/* Is name one of isa.h's instruction sets? */
+int ft_isa_known(const char *name);
+
 /* ftaxc's flags when --cflags is not given: -O3 -march=native -pthread natively, -O3 -pthread
  * for a cross compiler (the target's baseline ISA: NEON on aarch64, rv64gc on riscv64). */
 const char *ft_cc_default_flags(const ft_cc_target *t);

@@ -18,6 +18,8 @@
 
 typedef struct options {
   const char *model, *out, *name, *cc, *cflags, *nvcc;
+  const char *isa;     /* --isa NAME (C target): the instruction set to plan for */
+  char target_isa[16]; /* what the plan is made for: the C compiler's, or --isa */
   int cuda;            /* --target cuda */
   int bf16;            /* --precision bf16 (C target) */
   int no_winograd;     /* --no-winograd (C target) */
@@ -34,7 +36,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
-          "             [--name IDENT] [--dump] [--freestanding]\n"
+          "             [--name IDENT] [--dump] [--freestanding] [--isa avx512|avx2|neon|generic]\n"
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
@@ -49,6 +51,9 @@ static void usage(FILE *f) {
           "  --cc CC            C compiler (default: $CC or cc)\n"
           "  --cflags FLAGS     compiler flags (default: -O3 -march=native -pthread; for a cross compiler,\n"
           "                     one whose CC -dumpmachine names another architecture: -O3 -pthread)\n"
+          "  --isa NAME         C: plan for this instruction set (avx512, avx2, neon, generic) instead of\n"
+          "                     asking CC with FLAGS (which must then compile for it); for --emit-only\n"
+          "                     without the target's compiler (the plan is for generic then, otherwise)\n"
           "  --name IDENT       prefix of the generated API (default: OUT's file name)\n"
           "  --dump             print the optimized graph\n"
           "  --freestanding     a library for bare metal: OUT.c needs no libc beyond memcpy/memset (and\n"
@@ -109,6 +114,11 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--cc")) { NEEDV(); o->cc = v; }
     else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
     else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
+    else if (!strcmp(a, "--isa")) {
+      NEEDV();
+      if (!ft_isa_known(v)) { fprintf(stderr, "ftaxc: --isa %s: expected avx512, avx2, neon or generic\n", v); return 1; }
+      o->isa = v;
+    }
     else if (!strcmp(a, "--report")) o->report = 1;
     else if (!strcmp(a, "--no-fuse")) o->fuse.all_off = 1;
     else if (!strncmp(a, "--no-fuse=", 10)) o->fuse.disabled = a + 10;
@@ -155,6 +165,7 @@ static int parse_args(int argc, char **argv, options *o) {
     fprintf(stderr, "ftaxc: --freestanding makes a C library for bare metal; it cannot be combined with --target cuda\n");
     return 1;
   }
+  if (o->isa && o->cuda) { fprintf(stderr, "ftaxc: --isa is for the C target\n"); return 1; }
   if (o->freestanding) o->embed_weights = 0; /* its weights are in OUT.c already */
   return 0;
 }
@@ -185,14 +196,45 @@ static int spawn(char **argv) {
   return pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status);
 }
 
+/* The C compiler and the flags run_cc builds with: cc (from --cc, $CC or cc) and, in flags,
+ * --cflags or the defaults for the compiler's target, -ffreestanding added for --freestanding. */
+static int cc_and_flags(const options *o, const char **cc, ft_cc_target *tg, char *flags, size_t n, ft_err *e) {
+  *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+  if (ft_cc_probe(*cc, tg, e)) return e->code;
+  snprintf(flags, n, "%s%s", o->cflags ? o->cflags : ft_cc_default_flags(tg), o->freestanding ? " -ffreestanding" : "");
+  return 0;
+}
+
+/* The instruction set the C target's plan is made for (o->target_isa): what the C compiler
+ * compiles for with the program's flags (ft_cc_isa), so that every ISA-dependent choice of
+ * the plan is the kernels' own. --isa names it instead; it must agree with the compiler when
+ * ftaxc builds the program. --emit-only with no runnable compiler: --isa, else generic. */
+static int plan_target(const options *o, options *w, ft_err *e) {
+  const char *cc;
+  ft_cc_target tg;
+  char flags[2048], isa[16] = "";
+  int rc = cc_and_flags(o, &cc, &tg, flags, sizeof flags, e);
+  if (rc && !o->emit_only) return rc;
+  if (!rc && ft_cc_isa(cc, flags, isa, sizeof isa) != 0) isa[0] = 0;
+  if (o->isa && isa[0] && strcmp(o->isa, isa) && !o->emit_only)
+    return ft_fail(e, FT_EUSAGE, "--isa %s, but '%s' with flags '%s' compiles for %s: give flags for %s (e.g. --cflags "
+                                 "\"-O3 -march=...\") or leave --isa out", o->isa, cc, flags, isa, o->isa);
+  snprintf(w->target_isa, sizeof w->target_isa, "%s", o->isa ? o->isa : isa[0] ? isa : "generic");
+  if (o->report)
+    fprintf(stderr, "  plan for     %s (%s)\n", w->target_isa,
+            o->isa ? "--isa" : isa[0] ? "what the C compiler targets with these flags" : "the C compiler did not say");
+  e->code = 0;
+  e->msg[0] = 0;
+  return 0;
+}
+
 /* The C compiler on src: straight to bin, or (obj given: --report, which measures the object's
  * code) to obj with -c and then linked into bin; with no bin (--freestanding) the object alone. */
 static int run_cc(const options *o, const char *src, const char *obj, const char *bin, ft_err *e) {
-  const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+  const char *cc;
   ft_cc_target tg;
-  if (ft_cc_probe(cc, &tg, e)) return e->code;
   char flags[2048];
-  snprintf(flags, sizeof flags, "%s", o->cflags ? o->cflags : ft_cc_default_flags(&tg));
+  if (cc_and_flags(o, &cc, &tg, flags, sizeof flags, e)) return e->code;
   if (o->report)
     fprintf(stderr, "  target       %s%s, flags %s\n", tg.triple[0] ? tg.triple : "(the compiler does not say)",
             tg.cross ? " (cross compiler)" : "", flags);
@@ -200,7 +242,6 @@ static int run_cc(const options *o, const char *src, const char *obj, const char
   int n = 0;
   argv[n++] = (char *)cc;
   for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
-  if (o->freestanding) argv[n++] = "-ffreestanding";
   int nflags = n;
   if (obj) {
     argv[n++] = "-c";
@@ -325,7 +366,8 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
     return ft_fail(e, FT_EUSAGE, "--embed-weights: the path '%s' has a quote, backslash or newline the assembler cannot take", wabs);
   const char *hbase = strrchr(hpath, '/');
   ft_emit_opts eo = {name, hbase ? hbase + 1 : hpath, o->cmdline, hash,
-                     o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights, o->freestanding};
+                     o->embed_weights ? wabs : (wbase ? wbase + 1 : wpath), o->embed_weights, o->freestanding,
+                     o->cuda ? "cuda" : o->target_isa};
   /* --freestanding: the weights go into OUT.c, there is no OUT.weights */
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = o->freestanding ? NULL : fopen(wtmp, "wb");
   int rc = 0;
@@ -360,8 +402,9 @@ static int compile(options *o, ft_err *e) {
   ft_cuda_libs libs = {0};
   int rc = ft_load_model(o->model, &g, e);
   if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
+  if (!rc && !o->cuda) rc = plan_target(o, o, e);
   ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
-                        o->no_winograd, o->no_blocked};
+                        o->no_winograd, o->no_blocked, o->cuda ? "cuda" : o->target_isa};
   if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
   if (!rc && o->dump) ft_graph_dump(g, stdout);
   if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);

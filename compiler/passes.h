@@ -115,7 +115,11 @@ typedef struct ft_emit_opts {
   const char *weights_file; /* file name the weights go to (embed: incbin path) */
   int embed_weights;
   int freestanding;        /* a library for bare metal: program_freestanding.h, weights in OUT.c */
+  const char *isa;         /* the target the plan was made for (templates/c/isa.h's names, "cuda"); NULL: generic */
 } ft_emit_opts;
+/* What a weights file carries to say whose it is: the model's hash (its first 39 hex digits) and
+ * the target the plan was made for, "HASH+ISA" in at most 47 characters (templates/c/weights.h). */
+void ft_weights_id(char id[48], const char *model_hash, const char *isa);
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
 

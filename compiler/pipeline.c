@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "isa.h"
+
 static void report(const ft_compile_opts *o, const char *stage, const ft_graph *g) {
   if (o->report) fprintf(o->report, "  %-12s %5d nodes\n", stage, ft_graph_count_live(g));
 }
@@ -62,7 +64,10 @@ int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_m
     rc = ft_lower_ex(g, lw, lower, e);
   }
   if (!rc && o->cuda) rc = ft_target_cuda(g, lw, o->cuda, libs, e);
-  if (!rc && !o->cuda && !o->no_blocked) rc = ft_blocked_layout(g, lw, e);
+  /* the blocked layout's depthwise side is the AVX-512 channel-vector path (templates/c/conv.h):
+   * other targets would run a blocked edge on the plain fallback, slower than NCHW */
+  if (!rc && !o->cuda && !o->no_blocked && !strcmp(o->isa ? o->isa : FT_ISA_NAME, "avx512"))
+    rc = ft_blocked_layout(g, lw, e);
   if (!rc) rc = ft_plan_memory(g, lw, mp, e);
   if (!rc && o->report) {
     int kernels = 0;

@@ -17,6 +17,8 @@ typedef struct ft_compile_opts {
   int bf16;           /* C target, --precision bf16: matrix products on the bf16 GEMM core */
   int no_winograd;    /* C target, --no-winograd: 3x3 convs on the direct kernel */
   int no_blocked;     /* C target, --no-blocked: every conv reads and writes NCHW */
+  const char *isa;    /* the instruction set the plan is for (templates/c/isa.h's names; "cuda"); NULL:
+                         the one this ftaxc was built for */
 } ft_compile_opts;
 
 /* check ops → pin dims → infer and fold → simplify → fuse → lower → (CUDA target, or the C

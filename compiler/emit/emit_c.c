@@ -86,8 +86,11 @@ static int paste_kernels(FILE *c, const ft_graph *g, const ft_lowered *lw, ft_pa
 /* What templates/c/program.h needs to know of the model. */
 static void write_model_data(FILE *c, const ft_graph *g, const ft_memplan *mp, const ft_emit_opts *o) {
   fprintf(c, "/* ---- the model ---- */\n#define FTP_API(x) %s_##x\n#define FTP_NAME \"%s\"\n", o->name, o->name);
+  char wid[48];
+  ft_weights_id(wid, o->model_hash, o->isa);
   fprintf(c, "#define FTP_MODEL_HASH \"%s\"\n#define FTP_WEIGHT_BYTES %zuu\n#define FTP_ARENA_BYTES %zuu\n",
           o->model_hash, mp->weight_bytes, mp->arena_bytes);
+  fprintf(c, "#define FTP_ISA \"%s\"\n#define FTP_WEIGHTS_ID \"%s\"\n", o->isa ? o->isa : "generic", wid);
   fprintf(c, "#define FTP_NUM_INPUTS %d\n#define FTP_NUM_OUTPUTS %d\n", g->n_inputs, g->n_outputs);
   if (o->embed_weights) {
     fprintf(c, "#define FTP_WEIGHTS_FILE ");
@@ -238,9 +241,19 @@ static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const 
   fprintf(c, "}\n\n");
 }
 
+/* isa.h's macro suffix for a target name */
+static const char *isa_macro(const char *isa) {
+  if (isa && !strcmp(isa, "avx512")) return "AVX512";
+  if (isa && !strcmp(isa, "avx2")) return "AVX2";
+  if (isa && !strcmp(isa, "neon")) return "NEON";
+  return "GENERIC";
+}
+
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c, FILE *h, FILE *w, ft_err *e) {
-  int rc = w ? ft_emit_weights(w, g, mp, o->model_hash, e) : 0;
+  char wid[48];
+  ft_weights_id(wid, o->model_hash, o->isa);
+  int rc = w ? ft_emit_weights(w, g, mp, wid, e) : 0;
   if (rc) return rc;
   char guard[256];
   ft_emit_upper(guard, sizeof guard, o->name);
@@ -255,6 +268,14 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   fprintf(c, o->freestanding ? "#define FT_NO_THREADS 1\n#include \"%s\"\n\n" : "#define _GNU_SOURCE\n#include \"%s\"\n\n", o->header);
   if (o->freestanding) write_sop_mask(c, g, lw);
   ft_pasted done = {{0}, 0};
+  rc = ft_emit_paste_name(c, "isa", "h", &done, e);
+  if (rc) return rc;
+  /* the plan's ISA against the one these flags compile for: each kernel is complete on every ISA,
+   * so another one computes the same, only not at the speed the plan was made for */
+  fprintf(c, "#if FT_ISA != FT_ISA_%s\n#warning \"this program was planned for %s (ftaxc asked the C compiler with "
+             "its flags); these flags compile it for another instruction set: it computes the same, more slowly. "
+             "Build it with the flags ftaxc used, or run ftaxc again with --cc/--cflags for this target\"\n#endif\n\n",
+          isa_macro(o->isa), o->isa ? o->isa : "generic");
   rc = paste_kernels(c, g, lw, &done, e);
   if (rc) return rc;
   write_model_data(c, g, mp, o);

@@ -156,6 +156,10 @@ int ft_emit_weights_payload(const ft_graph *g, const ft_memplan *mp, ft_bytes_fn
 
 static void put_file(void *f, const void *p, size_t n) { fwrite(p, 1, n, (FILE *)f); }
 
+void ft_weights_id(char id[48], const char *model_hash, const char *isa) {
+  snprintf(id, 48, "%.39s+%.7s", model_hash, isa ? isa : "generic");
+}
+
 int ft_emit_weights(FILE *w, const ft_graph *g, const ft_memplan *mp, const char *hash, ft_err *e) {
   unsigned char head[FT_WEIGHTS_HEADER_BYTES];
   ft_weights_header(head, mp->weight_bytes, hash);

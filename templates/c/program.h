@@ -2,7 +2,9 @@
  * arena), free and run. ftaxc pastes it after the model's data, which defines
  *   FTP_API(x)         the API's name for x: OUT_##x (OUT_init, OUT_ctx, ... as OUT.h declares them)
  *   FTP_NAME           OUT, a string (the command-line tool's name for itself)
- *   FTP_MODEL_HASH     the model's SHA-256 in hex, a string: the weights must carry the same
+ *   FTP_MODEL_HASH     the model's SHA-256 in hex, a string
+ *   FTP_WEIGHTS_ID     what the weights must carry: the hash's first 39 digits and the target the
+ *                      plan was made for (ft_weights_id); FTP_MODEL_HASH when not defined
  *   FTP_WEIGHT_BYTES   the weights' payload in bytes
  *   FTP_ARENA_BYTES    the arena in bytes (0 when the model needs none)
  *   FTP_WEIGHTS_FILE   (--embed-weights only) the weights file to build into the program
@@ -14,6 +16,10 @@
 #include <string.h>
 
 #include "weights.h"
+
+#ifndef FTP_WEIGHTS_ID
+#define FTP_WEIGHTS_ID FTP_MODEL_HASH
+#endif
 
 #define FTP_STR_(x) #x
 #define FTP_STR(x) FTP_STR_(x)
@@ -58,7 +64,7 @@ int FTP_API(init_with_arena)(ftp_ctx **out, const char *path, void *arena, char 
     snprintf(err, n, "out of memory");
     return 4;
   }
-  int rc = ft_weights_open(&ctx->weights, path, FTP_BUILTIN_WEIGHTS, FTP_MODEL_HASH, FTP_WEIGHT_BYTES, err, n);
+  int rc = ft_weights_open(&ctx->weights, path, FTP_BUILTIN_WEIGHTS, FTP_WEIGHTS_ID, FTP_WEIGHT_BYTES, err, n);
   if (rc) {
     free(ctx);
     return rc;

@@ -1,7 +1,8 @@
 /* The weights file: ftaxc writes it, every generated program (C and CUDA) reads it.
  *
- * A 64-byte header (the magic "FTAXW001", the payload's size as a native uint64, the model's
- * SHA-256 in hex, zero padded), then the payload: the constants, each at a 64-byte aligned offset
+ * A 64-byte header (the magic "FTAXW001", the payload's size as a native uint64, the weights' id,
+ * zero padded: the model's SHA-256 in hex, and after a '+' the target the plan was made for
+ * (ft_weights_id, compiler/emit/emit_util.c), cut to 47 characters), then the payload: the constants, each at a 64-byte aligned offset
  * the memory plan gave it. ftaxc writes the header with ft_weights_header; a program maps the file
  * or takes the copy --embed-weights built into it (either copied to huge pages when large), and
  * checks it with ft_weights_open before it uses a byte of it, so weights of another model or
@@ -52,6 +53,17 @@ static int ft_weights_check(const unsigned char *h, size_t len, const char *hash
     return 2;
   }
   memcpy(&got, h + 8, 8);
+  const char *plus = strchr(hash, '+'); /* "HASH+ISA" (ft_weights_id): the model's and its plan's target */
+  size_t at_plus = plus ? (size_t)(plus - hash) : 0;
+  if (strncmp((const char *)h + 16, hash, 47) && plus && at_plus < 47 && !strncmp((const char *)h + 16, hash, at_plus + 1)) {
+    char got_isa[8];
+    int k = 0;
+    for (const unsigned char *q = h + 17 + at_plus; k < 7 && q < h + 63 && *q >= 'a' && *q <= 'z'; q++) got_isa[k++] = (char)*q;
+    got_isa[k] = 0;
+    snprintf(err, n, "%s%sthe weights were made for the %s target, this program for %s: compile the model with ftaxc "
+             "again for this target (a program and its weights go together)", at, sep, got_isa, plus + 1);
+    return 2;
+  }
   if (strncmp((const char *)h + 16, hash, 47)) {
     snprintf(err, n, "%s%sweights belong to another model (hash %.16s..., this program wants %.16s...)", at, sep,
              (const char *)h + 16, hash);
