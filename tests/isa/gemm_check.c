@@ -1,0 +1,103 @@
+/* The fp32 GEMM core on the ISA this file is compiled for (templates/c/isa.h), against a plain
+ * double-precision reference, on the shapes where register tiles go wrong: M and N around the
+ * tile sizes and their remainders (1 ... 17 rows, 1 ... 100 columns), K of 1, 2, odd, one block
+ * and a bit (the ISA tiles' K blocks, gemm.h's KC). Every operand path: A and B plain (packed on
+ * the fly), B packed with A read in place, both packed, B transposed, the small-M path.
+ * Plain C with no test framework, so that it builds with any cross compiler and runs under
+ * qemu-user (tests/CMakeLists.txt, label isa).
+ *
+ * Prints "isa NAME", the FNV-1a hash of every result's bits, and "N passed, N failed"; exits 1
+ * on any failure. The ISA tiles sum each element over k in one order with one FMA a step, so
+ * builds with FMA give the same bits on every ISA: tests/isa/run_gemm_check.sh compares the
+ * hashes of the builds it runs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+
+static uint64_t hash = 1469598103934665603ull;
+static int passed, failed;
+
+static void hash_floats(const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, x + i, 4);
+    for (int b = 0; b < 4; b++) hash = (hash ^ ((u >> (8 * b)) & 0xff)) * 1099511628211ull;
+  }
+}
+
+static float rnd(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* C (M x N) against sum_k A(m, k) B(k, n) in double, |err| <= 1e-5 (1 + sum |a b|) */
+static void check(const char *what, int64_t M, int64_t N, int64_t K, const float *A, const float *B, const float *C) {
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double s = 0, mag = 0;
+      for (int64_t k = 0; k < K; k++) {
+        s += (double)A[m * K + k] * B[k * N + n];
+        mag += fabs((double)A[m * K + k] * B[k * N + n]);
+      }
+      if (!(fabs(C[m * N + n] - s) <= 1e-5 * (1 + mag))) {
+        printf("FAIL %s M=%lld N=%lld K=%lld at (%lld, %lld): %.9g, expected %.9g\n", what, (long long)M,
+               (long long)N, (long long)K, (long long)m, (long long)n, C[m * N + n], s);
+        failed++;
+        return;
+      }
+    }
+  hash_floats(C, M * N);
+  passed++;
+}
+
+int main(void) {
+  static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 25, 40};
+  static const int64_t Ns[] = {1, 7, 16, 17, 32, 33, 100};
+  static const int64_t Ks[] = {1, 2, 3, 17, 128, 129, 300};
+  unsigned seed = 12345;
+  printf("isa %s\n", FT_ISA_NAME);
+  for (size_t im = 0; im < sizeof Ms / sizeof *Ms; im++)
+    for (size_t in = 0; in < sizeof Ns / sizeof *Ns; in++)
+      for (size_t ik = 0; ik < sizeof Ks / sizeof *Ks; ik++) {
+        int64_t M = Ms[im], N = Ns[in], K = Ks[ik];
+        float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N), *BT = malloc(sizeof(float) * K * N);
+        float *C = malloc(sizeof(float) * M * N), *apk = malloc(sizeof(float) * ft_gemm_packed_a_floats(M, K) + 64);
+        float *bpk = malloc(sizeof(float) * ft_gemm_packed_b_floats(K, N) + 64), *scr = malloc(sizeof(float) * M * K + 64);
+        for (int64_t i = 0; i < M * K; i++) A[i] = rnd(&seed);
+        for (int64_t i = 0; i < K * N; i++) B[i] = rnd(&seed);
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t n = 0; n < N; n++) BT[n * K + k] = B[k * N + n];
+        ft_gemm_pack_a(M, K, A, K, 1, apk);
+        ft_gemm_pack_b(K, N, B, N, 1, bpk);
+        ft_gemm_op g;
+        for (int mode = 0; mode < 5; mode++) {
+          memset(&g, 0, sizeof g);
+          g.M = M; g.N = N; g.K = K;
+          g.a = A; g.a_rs = K; g.a_cs = 1;
+          g.b = B; g.b_rs = N; g.b_cs = 1;
+          g.c = C; g.ldc = N;
+          g.e.alpha = 1.0f;
+          memset(C, 0xff, sizeof(float) * M * N); /* NaN: an element not written fails */
+          const char *what = "plain";
+          if (mode == 1) { what = "B packed, A in place"; g.bp = bpk; }
+          if (mode == 2) { what = "both packed"; g.ap = apk; g.bp = bpk; }
+          if (mode == 3) { what = "B transposed"; g.b = BT; g.b_rs = 1; g.b_cs = K; }
+          if (mode == 4) {
+            if (M > FT_GEMM_SMALL_M) continue;
+            what = "small M";
+            g.bp = bpk;
+            ft_gemm_small_run(&g, ft_gemm_small_plan_for(M), scr);
+          } else {
+            ft_gemm_run(&g);
+          }
+          check(what, M, N, K, A, B, C);
+        }
+        free(A); free(B); free(BT); free(C); free(apk); free(bpk); free(scr);
+      }
+  printf("hash %016llx\n", (unsigned long long)hash);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
