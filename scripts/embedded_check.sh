@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every committed model on the embedded targets, beyond CI's subset (README, "Embedded"):
+# Every committed model on the embedded targets, beyond CI's subset (docs/embedded.md):
 # data set 0 cross-compiled for riscv64 (and aarch64 with --aarch64) and run under qemu-user,
 # compared as in e2e; and its freestanding object for a Cortex-M7 checked against
 # tests/baremetal/allowed_symbols.txt. Needs a built build/ (cmake --build build) and the

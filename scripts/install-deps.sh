@@ -8,16 +8,22 @@
 #                                     riscv64 cross compilers with their C libraries and qemu-user
 #                                     (the cross tests: ctest -L cross), Arm's bare-metal GCC with
 #                                     newlib and qemu-system-arm (the baremetal tests, tests/baremetal)
+#   scripts/install-deps.sh --build   only what building ftaxc, ftax-eager and ftax-compare needs (the
+#                                     demo): C toolchain, CMake, pkg-config, protobuf-c, libonnx-dev
 #   scripts/install-deps.sh --bench   also the model zoo and peers: python3-torch, torchvision,
 #                                     OpenBLAS (torch is slow on the reference BLAS),
 #                                     gnuplot, Node.js + onnxruntime-node (npm)
 set -e
 want_bench=0
 [ "${1:-}" = "--bench" ] && want_bench=1
-pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata
-  python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
-pkgs="$pkgs gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
+want_tests=1
+[ "${1:-}" = "--build" ] && want_tests=0
+pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
+if [ $want_tests = 1 ]; then
+  pkgs="$pkgs libcriterion-dev libonnx-testdata python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
+    gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
+fi
 [ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox"
 # Node.js from Debian only where no node/npm is on the PATH (a node installed another way
 # conflicts with Debian's npm package)

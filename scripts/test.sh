@@ -9,7 +9,7 @@ set -e
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DFTAX_TESTS=ON >/dev/null
 cmake --build build -j"$jobs"
 if [ "${FTAX_TEST_QUICK:-0}" = 1 ]; then
   ctest --test-dir build --output-on-failure -j"$jobs"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ftaxc --report's sizes for flash and RAM (README "Embedded"), checked against what they describe:
+# ftaxc --report's sizes for flash and RAM (docs/embedded.md), checked against what they describe:
 #   report_sizes.sh BUILD_DIR MODEL_DIR WORK_DIR native|cross [ftaxc flags...]
 # Compiles MODEL_DIR/model.onnx with --report (and the flags), then:
 #   weights file = OUT.weights' size; weights (the plan's) = that size - 64 (the file's header)
