@@ -92,22 +92,25 @@ static inline float ft_attn_exp_sum(float *restrict x, int64_t n, float m) {
     acc = _mm512_mask_add_ps(acc, t, acc, e);
   }
   return _mm512_reduce_add_ps(acc);
-#else
-  float lane[16] = {0};
+#else /* 16 lanes of sums as the AVX-512 path has them, in the ISA's vectors (fastmath.h) */
+  ft_vn lane[16 / FT_VLEN] = {{0}};
   int64_t j = 0;
   for (; j + 16 <= n; j += 16)
-    for (int l = 0; l < 16; l++) {
-      float e = ft_expf(x[j + l] - m);
-      x[j + l] = e;
-      lane[l] += e;
+#pragma GCC unroll 4
+    for (int v = 0; v < 16 / FT_VLEN; v++) {
+      ft_vn e = ft_vn_expf(*(const ft_vnu *)(x + j + FT_VLEN * v) - m);
+      *(ft_vnu *)(x + j + FT_VLEN * v) = e;
+      lane[v] += e;
     }
+  float t0 = 0;
   for (; j < n; j++) {
     x[j] = ft_expf(x[j] - m);
-    lane[0] += x[j];
+    t0 += x[j];
   }
   float t = 0;
-  for (int l = 0; l < 16; l++) t += lane[l];
-  return t;
+  for (int v = 0; v < 16 / FT_VLEN; v++)
+    for (int l = 0; l < FT_VLEN; l++) t += lane[v][l];
+  return t + t0;
 #endif
 }
 

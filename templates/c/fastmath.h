@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "isa.h"
+
 static inline float ft_f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t ft_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
@@ -270,5 +272,61 @@ static inline __attribute__((always_inline)) __m512 ft_v16_gelu(__m512 x) {
 #define ft_f64_softplus ft_softplus
 #define ft_f64_clamp01 ft_unit_clamp_f64
 #define ft_f64_libm(fn) fn
+
+/* ---- the same on one register of the ISA (isa.h's ft_vn) ---------------------------------
+ * ft_expf, ft_geluf and ft_sigmoidf step by step on FT_VLEN lanes, with GCC vector operations:
+ * the compiler does not vectorize the scalar functions inside the epilogues' switch over the
+ * activations, and these keep each step in one register on every ISA. Each lane gets the
+ * scalar function's value (tests/unit/test_fastmath.c compares them bit for bit). */
+typedef int32_t ft_vni __attribute__((vector_size(4 * FT_VLEN)));
+#define FT_VN_SEL(m, a, b) ((ft_vn)(((m) & (ft_vni)(a)) | (~(m) & (ft_vni)(b))))
+
+static inline __attribute__((always_inline)) ft_vn ft_vn_expf(ft_vn x) {
+  const ft_vn z = {0};
+  ft_vni nan = x != x;
+  ft_vn xc = FT_VN_SEL(nan, z, x);
+  xc = FT_VN_SEL(xc > 89.0f, z + 89.0f, xc);
+  xc = FT_VN_SEL(xc < -104.0f, z - 104.0f, xc);
+  ft_vn nf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  ft_vn r = (xc - nf * 0.693359375f) - nf * -2.12194440e-4f;
+  ft_vn q = 0.49999988595112443f +
+            r * (0.1666651845998034f + r * (0.041669533109269324f +
+                                            r * (0.008368916341366783f + r * 0.0013751407893437366f)));
+  ft_vn er = 1.0f + r + r * r * q;
+  ft_vni n = __builtin_convertvector(nf, ft_vni), n1 = n / 2, n2 = n - n1;
+  ft_vn s1 = (ft_vn)((n1 + 127) << 23), s2 = (ft_vn)((n2 + 127) << 23);
+  ft_vn y = er * s1 * s2;
+  return FT_VN_SEL(nan, x, y);
+}
+
+static inline __attribute__((always_inline)) ft_vn ft_vn_geluf(ft_vn x) {
+  const ft_vn z = {0};
+  ft_vn a = (ft_vn)((ft_vni)x & 0x7fffffff);
+  a = FT_VN_SEL(a < 15.0f, a, z + 15.0f); /* NaN -> 15 */
+  /* u is -x^2/2 as the scalar's ha * a (scaling by -0.5 is exact), written so that the compiler
+   * does not take ha * a for u below and fold ul to 0 */
+  ft_vn ha = -0.5f * a, u = (a * a) * -0.5f;
+#ifdef __FP_FAST_FMAF
+  ft_vn ul = ha * a - u; /* contracted to one FMA, as the scalar's __builtin_fmaf */
+#else
+  ft_vn ul = z;
+#endif
+  ft_vn ex = ft_vn_expf(u) * (1.0f + ul);
+  ft_vn t = 1.0f / (1.0f + 0.353553390593273762f * a);
+  ft_vn q = z - 9.073778056e-03f;
+  q = q * t + 1.384589970e-01f;
+  q = q * t + -4.693655372e-01f;
+  q = q * t + 5.232889056e-01f;
+  q = q * t + -5.490282178e-02f;
+  q = q * t + 3.197117746e-01f;
+  q = q * t + 2.684548497e-01f;
+  q = q * t + 2.834874094e-01f;
+  q = q * t + -5.951292769e-05f;
+  ft_vn ec = q * ex;
+  ft_vn s = FT_VN_SEL(x >= 0.0f, 2.0f - ec, ec);
+  return 0.5f * x * s;
+}
+
+static inline __attribute__((always_inline)) ft_vn ft_vn_sigmoidf(ft_vn x) { return 1.0f / (1.0f + ft_vn_expf(-x)); }
 
 #endif

@@ -478,6 +478,12 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
       __mmask16 m = (__mmask16)(n - h >= 16 ? 0xffff : (1u << (n - h)) - 1);
       _mm512_mask_storeu_ps(c + h, m, ft_v16_gelu(_mm512_maskz_loadu_ps(m, c + h)));
     }
+#else
+  else if (e->act == FT_ACT_GELU) { /* the ISA's vectors (fastmath.h: ft_geluf's values), a scalar tail */
+    int64_t j = 0;
+    for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_geluf(*(const ft_vnu *)(c + j));
+    for (; j < n; j++) c[j] = ft_geluf(c[j]);
+  }
 #endif
   else if (e->act == FT_ACT_SIGMOID || e->act == FT_ACT_SILU) {
 #ifdef __AVX512F__
@@ -487,10 +493,17 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
       _mm512_mask_storeu_ps(c + h, m, e->act == FT_ACT_SILU ? _mm512_mul_ps(x, y) : y);
     }
 #else
-    if (e->act == FT_ACT_SIGMOID)
-      for (int64_t j = 0; j < n; j++) c[j] = ft_sigmoidf(c[j]);
-    else
-      for (int64_t j = 0; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+    int64_t j = 0;
+    if (e->act == FT_ACT_SIGMOID) {
+      for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_sigmoidf(*(const ft_vnu *)(c + j));
+      for (; j < n; j++) c[j] = ft_sigmoidf(c[j]);
+    } else {
+      for (; j + FT_VLEN <= n; j += FT_VLEN) {
+        ft_vn x = *(const ft_vnu *)(c + j);
+        *(ft_vnu *)(c + j) = x * ft_vn_sigmoidf(x);
+      }
+      for (; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+    }
 #endif
   }
   else if (e->act)

@@ -6,6 +6,9 @@
  * Plain C with no test framework, so that it builds with any cross compiler and runs under
  * qemu-user (tests/CMakeLists.txt, label isa).
  *
+ * Also: fastmath.h's vector exp, GELU and sigmoid on the ISA's registers (the epilogues' and
+ * attention's) give their scalar functions' values bit for bit, over every 4099th float.
+ *
  * Prints "isa NAME", the FNV-1a hash of every result's bits, and "N passed, N failed"; exits 1
  * on any failure. The ISA tiles sum each element over k in one order with one FMA a step, so
  * builds with FMA give the same bits on every ISA: tests/isa/run_gemm_check.sh compares the
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastmath.h"
 #include "gemm.h"
 
 static uint64_t hash = 1469598103934665603ull;
@@ -53,12 +57,42 @@ static void check(const char *what, int64_t M, int64_t N, int64_t K, const float
   passed++;
 }
 
+/* ft_vn_expf, ft_vn_geluf, ft_vn_sigmoidf against ft_expf, ft_geluf, ft_sigmoidf */
+static void check_vector_math(void) {
+  long bad = 0;
+  for (uint64_t u = 0; u < 0x100000000ull; u += 4099 * (uint64_t)FT_VLEN) {
+    float x[FT_VLEN], r[3][FT_VLEN];
+    for (int l = 0; l < FT_VLEN; l++) {
+      uint32_t b = (uint32_t)(u + (uint64_t)l * 4099);
+      memcpy(x + l, &b, 4);
+    }
+    ft_vn v;
+    memcpy(&v, x, sizeof v);
+    ft_vn e = ft_vn_expf(v), g = ft_vn_geluf(v), s = ft_vn_sigmoidf(v);
+    memcpy(r[0], &e, sizeof e);
+    memcpy(r[1], &g, sizeof g);
+    memcpy(r[2], &s, sizeof s);
+    for (int l = 0; l < FT_VLEN; l++) {
+      float want[3] = {ft_expf(x[l]), ft_geluf(x[l]), ft_sigmoidf(x[l])};
+      for (int f = 0; f < 3; f++)
+        if (memcmp(&want[f], &r[f][l], 4) && !(want[f] != want[f] && r[f][l] != r[f][l])) {
+          if (bad++ < 5)
+            printf("FAIL vector %s(%a) = %a, scalar %a\n", f == 0 ? "exp" : f == 1 ? "gelu" : "sigmoid", x[l], r[f][l],
+                   want[f]);
+        }
+    }
+  }
+  if (bad) failed++;
+  else passed++;
+}
+
 int main(void) {
   static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 25, 40};
   static const int64_t Ns[] = {1, 7, 16, 17, 32, 33, 100};
   static const int64_t Ks[] = {1, 2, 3, 17, 128, 129, 300};
   unsigned seed = 12345;
   printf("isa %s\n", FT_ISA_NAME);
+  check_vector_math();
   for (size_t im = 0; im < sizeof Ms / sizeof *Ms; im++)
     for (size_t in = 0; in < sizeof Ns / sizeof *Ns; in++)
       for (size_t ik = 0; ik < sizeof Ks / sizeof *Ks; ik++) {
