@@ -40,14 +40,34 @@ static void ptr_expr(char *buf, size_t n, const ft_memplan *mp, int v, int is_co
 /* OUT.h: the size macros and the API program.h defines. */
 static void write_header(FILE *h, const ft_graph *g, const ft_memplan *mp, const char *P, const char *G) {
   ft_emit_header_top(h, g, mp, P, G, "program", "");
-  fprintf(h, "/* Load the weights (a file path; NULL for weights built into the program) and allocate the\n"
-             "   arena. Returns 0, or nonzero with a reason in err. */\n");
+  fprintf(h, "#include <stdint.h>\n\n");
+  fprintf(h, "/* The weights, loaded once (a file path; NULL for weights built into the program) and shared\n"
+             "   read-only by every context made on them. Returns 0, or nonzero with a reason in err:\n"
+             "   1 no weights, 2 not this program's weights, 4 the file cannot be read, out of memory. */\n");
+  fprintf(h, "typedef struct %s_model %s_model;\n", P, P);
+  fprintf(h, "int %s_model_open(%s_model **model, const char *weights_path, char *err, size_t err_len);\n", P, P);
+  fprintf(h, "/* Lets go of the handle; the weights stay until the last context made on them is freed. */\n");
+  fprintf(h, "void %s_model_close(%s_model *model);\n", P, P);
+  fprintf(h, "/* A context: the arena one run at a time works in. arena: NULL to allocate one, or %s_ARENA_BYTES\n"
+             "   bytes, 64-byte aligned, owned by the caller. Contexts run at the same time from different\n"
+             "   threads; one context is used by one thread at a time. 0, or 1/4 with a reason in err. */\n", G);
+  fprintf(h, "int %s_ctx_new(%s_ctx **ctx, %s_model *model, void *arena, char *err, size_t err_len);\n", P, P, P);
+  fprintf(h, "void %s_ctx_free(%s_ctx *ctx);\n", P, P);
+  fprintf(h, "/* Threads this context's runs use for their kernels (0: the process's default, every CPU). */\n");
+  fprintf(h, "void %s_ctx_set_threads(%s_ctx *ctx, int threads);\n", P, P);
+  fprintf(h, "/* One context on weights of its own: %s_model_open and %s_ctx_new in one call. */\n", P, P);
   fprintf(h, "int %s_init(%s_ctx **ctx, const char *weights_path, char *err, size_t err_len);\n", P, P);
   fprintf(h, "/* The same, with an arena of %s_ARENA_BYTES bytes, 64-byte aligned, owned by the caller. */\n", G);
   fprintf(h, "int %s_init_with_arena(%s_ctx **ctx, const char *weights_path, void *arena, char *err, size_t err_len);\n", P, P);
   fprintf(h, "/* One inference: inputs[i] and outputs[i] point at dense buffers of the sizes above. */\n");
   fprintf(h, "int %s_run(%s_ctx *ctx, const void *const *inputs, void *const *outputs);\n", P, P);
-  fprintf(h, "void %s_free(%s_ctx *ctx);\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", P, P);
+  fprintf(h, "/* Frees a context (%s_ctx_free), and the weights when it held the last reference. */\n", P);
+  fprintf(h, "void %s_free(%s_ctx *ctx);\n", P, P);
+  fprintf(h, "/* The inputs (is_output 0) and outputs at run time: name, ONNX element type (1 float32,\n"
+             "   7 int64, ...), rank, dims. 0, or -1 when i is out of range. */\n");
+  fprintf(h, "int %s_num_inputs(void);\nint %s_num_outputs(void);\n", P, P);
+  fprintf(h, "int %s_io_info(int is_output, int i, const char **name, int *dtype, int *rank, const int64_t **dims);\n", P);
+  fprintf(h, "size_t %s_arena_bytes(void);\n\n#ifdef __cplusplus\n}\n#endif\n#endif\n", P);
 }
 
 /* OUT.h of a freestanding library (program_freestanding.h): the same API, its own terms. */
@@ -210,6 +230,28 @@ static void write_guards(FILE *c, const ft_graph *g, const ft_memplan *mp, const
   }
 }
 
+/* ftp_io_of (program.h): the inputs' and outputs' names (escaped C strings), types and shapes. */
+static void write_io_of(FILE *c, const ft_graph *g) {
+  for (int io = 0; io < 2; io++) {
+    int n = io ? g->n_outputs : g->n_inputs;
+    const int *vals = io ? g->outputs : g->inputs;
+    fprintf(c, "static const ftp_io ftp_io_%s[%d] = {\n", io ? "outputs" : "inputs", n ? n : 1);
+    for (int i = 0; i < n; i++) {
+      const ft_value *v = &g->vals[vals[i]];
+      fprintf(c, "    {");
+      ft_emit_c_string(c, v->name);
+      fprintf(c, ", %d, %d, {", v->t.dtype, v->t.rank);
+      for (int d = 0; d < v->t.rank; d++) fprintf(c, "%s%lld", d ? ", " : "", (long long)v->t.dims[d]);
+      fprintf(c, "%s}},\n", v->t.rank ? "" : "0");
+    }
+    if (!n) fprintf(c, "    {\"\", 0, 0, {0}},\n");
+    fprintf(c, "};\n");
+  }
+  fprintf(c, "static const ftp_io *ftp_io_of(int is_output, int i) {\n"
+             "  return is_output ? (i < %d ? &ftp_io_outputs[i] : NULL) : (i < %d ? &ftp_io_inputs[i] : NULL);\n}\n\n",
+          g->n_outputs, g->n_inputs);
+}
+
 /* ftp_calls: every kernel call in order, then the outputs no kernel wrote (constants, inputs,
  * repeated outputs) copied. */
 static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp) {
@@ -261,6 +303,7 @@ int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_
   if (o->freestanding) write_model_data_freestanding(c, mp, guard);
   rc = ft_emit_paste_name(c, o->freestanding ? "program_freestanding" : "program", "h", &done, e);
   if (rc) return rc;
+  if (!o->freestanding) write_io_of(c, g);
   write_calls(c, g, lw, mp);
 
   if (o->freestanding) return write_weights_array(c, g, mp, e);
