@@ -26,6 +26,7 @@ typedef struct options {
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
   int freestanding;    /* --freestanding: a library object for bare metal */
+  int shared;          /* --shared: libOUT.so (C target) instead of the program */
   ft_fuse_opts fuse;
   char cmdline[4096];
 } options;
@@ -34,7 +35,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
-          "             [--name IDENT] [--dump] [--freestanding]\n"
+          "             [--name IDENT] [--dump] [--freestanding] [--shared]\n"
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
@@ -54,6 +55,9 @@ static void usage(FILE *f) {
           "  --freestanding     a library for bare metal: OUT.c needs no libc beyond memcpy/memset (and\n"
           "                     libm where the model does), no heap, files or threads; weights built into\n"
           "                     OUT.c, a static arena; builds the object OUT.o (CC -ffreestanding -c)\n"
+          "  --shared           a shared library instead of the program: libOUT.so beside OUT.h (PIC, only\n"
+          "                     the OUT_* API exported); the same OUT.c still builds the program\n"
+          "                     (cc OUT.c -o OUT -lm -pthread)\n"
           "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
           "  --precision P      fp32 (default); C: bf16 (MatMul, Gemm and Conv on bfloat16 weights and\n"
           "                     inputs, fp32 accumulation; AVX512_BF16 when -march has it, else portable);\n"
@@ -119,6 +123,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--no-blocked")) o->no_blocked = 1;
     else if (!strcmp(a, "--dump")) o->dump = 1;
     else if (!strcmp(a, "--freestanding")) o->freestanding = 1;
+    else if (!strcmp(a, "--shared")) o->shared = 1;
     else if (!strcmp(a, "--target")) {
       NEEDV();
       if (!strcmp(v, "cuda")) o->cuda = 1;
@@ -155,6 +160,11 @@ static int parse_args(int argc, char **argv, options *o) {
     fprintf(stderr, "ftaxc: --freestanding makes a C library for bare metal; it cannot be combined with --target cuda\n");
     return 1;
   }
+  if (o->shared && (o->freestanding || o->cuda)) {
+    fprintf(stderr, "ftaxc: --shared makes a shared library of the C program; it cannot be combined with %s\n",
+            o->freestanding ? "--freestanding" : "--target cuda");
+    return 1;
+  }
   if (o->freestanding) o->embed_weights = 0; /* its weights are in OUT.c already */
   return 0;
 }
@@ -187,7 +197,7 @@ static int spawn(char **argv) {
 
 /* The C compiler on src: straight to bin, or (obj given: --report, which measures the object's
  * code) to obj with -c and then linked into bin; with no bin (--freestanding) the object alone. */
-static int run_cc(const options *o, const char *src, const char *obj, const char *bin, ft_err *e) {
+static int run_cc(const options *o, const char *src, const char *obj, const char *bin, const char *no_main, ft_err *e) {
   const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
   ft_cc_target tg;
   if (ft_cc_probe(cc, &tg, e)) return e->code;
@@ -201,6 +211,11 @@ static int run_cc(const options *o, const char *src, const char *obj, const char
   argv[n++] = (char *)cc;
   for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
   if (o->freestanding) argv[n++] = "-ffreestanding";
+  if (o->shared) { /* position-independent, every symbol hidden but the API (program.h's FTP_EXPORT), no main */
+    argv[n++] = "-fPIC";
+    argv[n++] = "-fvisibility=hidden";
+    argv[n++] = (char *)no_main;
+  }
   int nflags = n;
   if (obj) {
     argv[n++] = "-c";
@@ -213,6 +228,12 @@ static int run_cc(const options *o, const char *src, const char *obj, const char
     n = nflags;
   }
   if (!bin) return 0; /* --freestanding: the object is the product */
+  if (o->shared) {
+    argv[n++] = "-shared";
+    /* dlclose leaves it loaded: the thread pool's workers (parallel.h) live as long as the
+     * process and run the library's code */
+    argv[n++] = "-Wl,-z,nodelete";
+  }
   argv[n++] = "-o";
   argv[n++] = (char *)bin;
   argv[n++] = (char *)(obj ? obj : src);
@@ -339,13 +360,20 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   if (o->report && (o->emit_only || o->cuda))
     report_sizes(o, mp, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
   if (o->emit_only) return 0;
-  char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o */
-  snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
+  char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o, --shared libOUT.so */
+  const char *obase = strrchr(out, '/');
+  if (o->shared) snprintf(bin, sizeof bin, "%.*slib%s.so", obase ? (int)(obase + 1 - out) : 0, out, obase ? obase + 1 : out);
+  else snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
+  char no_main[300], guard[256];
+  size_t gi = 0; /* OUT.h's guard, as the emitter spells it: the name in capitals */
+  for (; name[gi] && gi + 1 < sizeof guard; gi++) guard[gi] = (char)(name[gi] >= 'a' && name[gi] <= 'z' ? name[gi] - 32 : name[gi]);
+  guard[gi] = 0;
+  snprintf(no_main, sizeof no_main, "-D%s_NO_MAIN", guard);
   snprintf(btmp, sizeof btmp, "%s.tmp", bin);
   snprintf(otmp, sizeof otmp, "%s.o.tmp", out);
   /* the object: what --freestanding makes, and what --report measures */
   const char *obj = o->freestanding ? btmp : o->report ? otmp : NULL;
-  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, e);
+  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, no_main, e);
   if (!rc && obj && o->report) report_sizes(o, mp, wpath, obj, NULL);
   if (!rc && rename(btmp, bin)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", bin);
   if (rc) remove(btmp);
