@@ -2,7 +2,8 @@
 # Install what ftax needs on a fresh Debian machine (bookworm or later).
 #   scripts/install-deps.sh           build + tests: C toolchain, CMake, protobuf-c, libonnx-dev
 #                                     (onnx.proto), Criterion, ONNX backend node tests,
-#                                     python3-onnx (the malformed-model test), clang with
+#                                     python3-onnx (the malformed-model test), python3-numpy and
+#                                     python3-pytest (the Python package's test), clang with
 #                                     libFuzzer (scripts/fuzz.sh), oneDNN (the kernel table
 #                                     benchmark, bench/kernels/kernel_table.c), the aarch64 and
 #                                     riscv64 cross compilers with their C libraries and qemu-user
@@ -15,10 +16,10 @@ set -e
 want_bench=0
 [ "${1:-}" = "--bench" ] && want_bench=1
 pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcriterion-dev libonnx-testdata
-  python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
+  python3 python3-onnx python3-numpy python3-pytest clang libclang-rt-14-dev libdnnl-dev
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 pkgs="$pkgs gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
-[ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision python3-numpy libopenblas0-pthread gnuplot-nox"
+[ $want_bench = 1 ] && pkgs="$pkgs python3-torch python3-torchvision libopenblas0-pthread gnuplot-nox"
 # Node.js from Debian only where no node/npm is on the PATH (a node installed another way
 # conflicts with Debian's npm package)
 [ $want_bench = 1 ] && ! { command -v node && command -v npm; } >/dev/null 2>&1 && pkgs="$pkgs nodejs npm"
