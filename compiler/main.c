@@ -2,6 +2,7 @@
  *
  * The whole pipeline is compile() below: load, check ops, pin dims, infer and fold, simplify,
  * lower to kernel calls, plan memory, emit, build. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,10 @@ static void usage(FILE *f) {
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
-          "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
-          "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input; SYM=A,B,... compiles\n"
+          "                     one plan per value into one program with one weights file (the program's\n"
+          "                     --dim SYM=N, the API's OUT_run_dims pick one); lists must be as long\n"
+          "  --shape IN=1x128   pin the whole shape of input IN (a list: IN=1x16,1x32, one plan each)\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
           "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound,\n"
           "                     and the sizes for flash and RAM: code (the compiled object's .text), weights, arena\n"
@@ -318,8 +321,85 @@ static void report_sizes(const options *o, const ft_memplan *mp, const char *wpa
           (unsigned long long)(mp->arena_bytes + s.data + s.bss));
 }
 
-static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_libs *libs,
-                         ft_err *e) {
+#define FT_MAX_PLANS 16
+
+/* The plans: one per shape (--dim SYM=A,B,... and --shape IN=AxB,CxD: each list's k-th value
+ * makes plan k; every list the same length), each with pins of single values and a label made of
+ * the listed flags' values ("batch=1,seq=16"). */
+typedef struct plans {
+  int n;
+  ft_pins pins[FT_MAX_PLANS];
+  char *labels[FT_MAX_PLANS];
+  char *text; /* the values' storage */
+} plans;
+
+static int count_list(const char *v) {
+  int n = 1;
+  for (const char *s = strchr(v, '='); s && *s; s++) n += *s == ',';
+  return n;
+}
+
+/* "seq=16,32" -> the k-th "seq=32" into out (of n) */
+static void list_item(const char *v, int k, char *out, size_t n) {
+  const char *eq = strchr(v, '=');
+  if (!eq) { snprintf(out, n, "%s", v); return; }
+  const char *s = eq + 1;
+  for (int i = 0; i < k && s; i++) { s = strchr(s, ','); if (s) s++; }
+  const char *end = s ? strchr(s, ',') : NULL;
+  snprintf(out, n, "%.*s%.*s", (int)(eq + 1 - v), v, (int)(end ? end - s : (ptrdiff_t)strlen(s)), s);
+}
+
+static int make_plans(const options *o, plans *pl, ft_err *e) {
+  memset(pl, 0, sizeof *pl);
+  int k = 1;
+  const char *first_list = NULL;
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+      const char *v = t ? o->pins.shapes[i] : o->pins.dims[i];
+      int c = count_list(v);
+      if (c == 1) continue;
+      if (k > 1 && c != k)
+        return ft_fail(e, FT_EUSAGE, "'%s' lists %d values and '%s' %d: the lists of shapes must be as long", v, c,
+                       first_list, k);
+      k = c;
+      first_list = v;
+    }
+  if (k > FT_MAX_PLANS) return ft_fail(e, FT_EUSAGE, "more than %d shapes in one program", FT_MAX_PLANS);
+  pl->n = k;
+  size_t item_bytes = 0; /* every flag's value once, per plan; a label is no longer than all of them */
+  for (int i = 0; i < o->pins.n_dims; i++) item_bytes += strlen(o->pins.dims[i]) + 1;
+  for (int i = 0; i < o->pins.n_shapes; i++) item_bytes += strlen(o->pins.shapes[i]) + 1;
+  pl->text = malloc((2 * item_bytes + 1) * (size_t)k);
+  if (!pl->text) return ft_fail(e, FT_EIO, "out of memory");
+  char *at = pl->text;
+  for (int p = 0; p < k; p++) {
+    ft_pins *pp = &pl->pins[p];
+    *pp = o->pins;
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+        const char *v = t ? o->pins.shapes[i] : o->pins.dims[i];
+        list_item(v, count_list(v) == 1 ? 0 : p, at, strlen(v) + 1);
+        if (t) pp->shapes[i] = at; else pp->dims[i] = at;
+        at += strlen(v) + 1;
+      }
+    char *label = pl->labels[p] = at;
+    size_t lm = 0;
+    label[0] = 0;
+    for (int t = 0; t < 2 && k > 1; t++)
+      for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+        const char *v = t ? o->pins.shapes[i] : o->pins.dims[i], *item = t ? pp->shapes[i] : pp->dims[i];
+        if (count_list(v) > 1) lm += (size_t)sprintf(label + lm, "%s%s", lm ? "," : "", item);
+      }
+    at += item_bytes + 1;
+  }
+  return 0;
+}
+
+static int write_outputs(const options *o, ft_graph **gs, ft_lowered *lws, ft_memplan *mps, int n_plans,
+                         char *const *labels, const ft_cuda_libs *libs, ft_err *e) {
+  ft_graph *g = gs[0];
+  ft_lowered *lw = &lws[0];
+  ft_memplan *mp = &mps[0];
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
   if (o->out) snprintf(out, sizeof out, "%s", o->out);
   else {
@@ -351,7 +431,9 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = o->freestanding ? NULL : fopen(wtmp, "wb");
   int rc = 0;
   if (!fc || !fh || (!fw && !o->freestanding)) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
-  if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
+  if (!rc)
+    rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e)
+                 : ft_emit_c_plans(gs, lws, mps, n_plans, (const char *const *)labels, &eo, fc, fh, fw, e);
   if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
   if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
@@ -382,20 +464,39 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
 }
 
 static int compile(options *o, ft_err *e) {
-  ft_graph *g = NULL;
-  ft_lowered lw = {0};
-  ft_memplan mp = {0};
+  plans pl;
+  int rc = make_plans(o, &pl, e);
+  if (rc) return rc;
+  if (pl.n > 1 && (o->cuda || o->freestanding)) {
+    free(pl.text);
+    return ft_fail(e, FT_EUSAGE, "several shapes in one program are for the hosted C target (not %s)",
+                   o->cuda ? "--target cuda" : "--freestanding");
+  }
+  ft_graph *g[FT_MAX_PLANS] = {0};
+  ft_lowered lw[FT_MAX_PLANS];
+  ft_memplan mp[FT_MAX_PLANS];
   ft_cuda_libs libs = {0};
-  int rc = ft_load_model(o->model, &g, e);
-  if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
-  ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
-                        o->no_winograd, o->no_blocked};
-  if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
-  if (!rc && o->dump) ft_graph_dump(g, stdout);
-  if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);
-  ft_memplan_free(&mp);
-  ft_lowered_free(&lw);
-  ft_graph_free(g);
+  memset(lw, 0, sizeof lw);
+  memset(mp, 0, sizeof mp);
+  for (int p = 0; p < pl.n && !rc; p++) {
+    rc = ft_load_model(o->model, &g[p], e);
+    if (o->report && !rc) {
+      fprintf(stderr, "ftaxc: %s (opset %lld)", o->model, (long long)g[p]->opset);
+      if (pl.n > 1) fprintf(stderr, ", plan %d: %s", p, pl.labels[p]);
+      fputc('\n', stderr);
+    }
+    ft_compile_opts co = {&pl.pins[p], o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
+                          o->no_winograd, o->no_blocked};
+    if (!rc) rc = ft_compile_graph(g[p], &co, &lw[p], &mp[p], &libs, e);
+    if (!rc && o->dump) ft_graph_dump(g[p], stdout);
+  }
+  if (!rc) rc = write_outputs(o, g, lw, mp, pl.n, pl.labels, &libs, e);
+  for (int p = 0; p < pl.n; p++) {
+    ft_memplan_free(&mp[p]);
+    ft_lowered_free(&lw[p]);
+    if (g[p]) ft_graph_free(g[p]);
+  }
+  free(pl.text);
   return rc;
 }
 

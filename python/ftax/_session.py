@@ -54,8 +54,9 @@ class CompileError(RuntimeError):
 
 
 class NodeArg:
-    """An input or output as ONNX Runtime describes it: name, shape (a list of ints: the shape
-    the model was compiled for), type ('tensor(float)', ...)."""
+    """An input or output as ONNX Runtime describes it: name, shape (the shape the model was
+    compiled for: a list of ints, with the symbol's name, e.g. 'seq', where the plans of a
+    multi-shape session differ), type ('tensor(float)', ...)."""
 
     def __init__(self, name, shape, type_, dtype):
         self.name = name
@@ -129,17 +130,21 @@ class _Lib:
         self.ctx_new = fn("ctx_new", c_int, c_pp, c_p, c_p, c_char_p, c_size)
         self.ctx_free = fn("ctx_free", None, c_p)
         self.ctx_set_threads = fn("ctx_set_threads", None, c_p, c_int)
-        self.run = fn("run", c_int, c_p, c_pp, c_pp)
+        self.run_plan = fn("run_plan", c_int, c_p, c_int, c_pp, c_pp)
         self.num_inputs = fn("num_inputs", c_int)
         self.num_outputs = fn("num_outputs", c_int)
-        self.io_info = fn("io_info", c_int, c_int, c_int, ctypes.POINTER(c_char_p), ctypes.POINTER(c_int),
-                          ctypes.POINTER(c_int), ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)))
+        self.num_plans = fn("num_plans", c_int)
+        self.plan_name = fn("plan_name", c_char_p, c_int)
+        self.plan_io_info = fn("plan_io_info", c_int, c_int, c_int, c_int, ctypes.POINTER(c_char_p),
+                               ctypes.POINTER(c_int), ctypes.POINTER(c_int),
+                               ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)))
 
-    def describe(self, is_output):
+    def describe(self, plan, is_output):
         args = []
         for i in range(self.num_outputs() if is_output else self.num_inputs()):
             name, dtype, rank, dims = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_int(), ctypes.POINTER(ctypes.c_int64)()
-            if self.io_info(is_output, i, ctypes.byref(name), ctypes.byref(dtype), ctypes.byref(rank), ctypes.byref(dims)):
+            if self.plan_io_info(plan, is_output, i, ctypes.byref(name), ctypes.byref(dtype), ctypes.byref(rank),
+                                 ctypes.byref(dims)):
                 raise RuntimeError("the library does not describe its %s %d" % ("output" if is_output else "input", i))
             if dtype.value not in _DTYPES:
                 raise RuntimeError("element type %d has no numpy type" % dtype.value)
@@ -153,8 +158,11 @@ class InferenceSession:
     """ONNX Runtime's InferenceSession, on a model ftaxc compiles for one shape.
 
     path       the .onnx file
-    dims       {symbol: size} for the model's symbolic dimensions (ftaxc --dim SYM=N)
-    shapes     {input: shape} to pin whole input shapes (ftaxc --shape IN=AxB)
+    dims       {symbol: size} for the model's symbolic dimensions (ftaxc --dim SYM=N); a list of
+               sizes ({"seq": [16, 32, 64, 128]}) compiles one plan per size into one library
+               with one copy of the weights, and run() picks the plan from the inputs' shapes
+    shapes     {input: shape} to pin whole input shapes (ftaxc --shape IN=AxB); a list of shapes
+               makes plans likewise (every list as long)
     threads    threads each run uses for its kernels (None: every CPU the process may use)
     precision  'fp32' (default) or 'bf16'
     cflags     C compiler flags for ftaxc (--cflags; None: ftaxc's default)
@@ -183,11 +191,15 @@ class InferenceSession:
             raise ValueError("threads must be a non-negative int (0 or None: every CPU)")
         flags = []
         for sym, n in sorted((dims or {}).items()):
-            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n <= 0:
-                raise ValueError("dims[%r] = %r: expected a positive int" % (sym, n))
-            flags += ["--dim", "%s=%d" % (sym, n)]
+            sizes = list(n) if isinstance(n, (list, tuple)) else [n]
+            for x in sizes:
+                if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x <= 0:
+                    raise ValueError("dims[%r] = %r: expected a positive int or a list of them" % (sym, n))
+            flags += ["--dim", "%s=%s" % (sym, ",".join(str(int(x)) for x in sizes))]
         for name, shape in sorted((shapes or {}).items()):
-            flags += ["--shape", "%s=%s" % (name, "x".join(str(int(d)) for d in shape))]
+            many = len(shape) > 0 and all(isinstance(d, (list, tuple)) for d in shape)
+            text = ",".join("x".join(str(int(d)) for d in s) for s in (shape if many else [shape]))
+            flags += ["--shape", "%s=%s" % (name, text)]
         if precision != "fp32":
             flags += ["--precision", precision]
         if cflags is not None:
@@ -196,8 +208,13 @@ class InferenceSession:
         compiler = ftaxc or find_ftaxc()
         self.artifact_dir, self.cache_hit, self.compile_seconds = self._compiled(path, flags, compiler, cache_dir)
         self._lib = _Lib(self.artifact_dir / ("lib%s.so" % _SYMBOL))
-        self._inputs = self._lib.describe(0)
-        self._outputs = self._lib.describe(1)
+        self._plans = []  # per plan: (name, inputs, outputs)
+        for p in range(self._lib.num_plans()):
+            self._plans.append(((self._lib.plan_name(p) or b"").decode("utf-8", "replace"),
+                                self._lib.describe(p, 0), self._lib.describe(p, 1)))
+        self._by_shape = {tuple(tuple(a.shape) for a in ins): p for p, (_, ins, _) in enumerate(self._plans)}
+        self._inputs = self._merged(1)
+        self._outputs = self._merged(2)
         model = ctypes.c_void_p()
         err = ctypes.create_string_buffer(1024)
         rc = self._lib.model_open(ctypes.byref(model), str(self.artifact_dir / (_SYMBOL + ".weights")).encode(), err,
@@ -205,6 +222,33 @@ class InferenceSession:
         if rc:
             raise RuntimeError("cannot load the compiled model (%d): %s" % (rc, err.value.decode(errors="replace")))
         self._model = model
+
+    def _merged(self, which):
+        """One NodeArg per input (output) over every plan: a dim the plans disagree on is named
+        by the symbol it came from where that can be told, else 'dim_K' (as ONNX Runtime shows a
+        symbolic dim)."""
+        out = []
+        for i, a in enumerate(self._plans[0][which]):
+            shape = []
+            for d, size in enumerate(a.shape):
+                sizes = {plan[which][i].shape[d] for plan in self._plans}
+                shape.append(size if len(sizes) == 1 else self._symbol_for(which, i, d))
+            out.append(NodeArg(a.name, shape, a.type, a.dtype))
+        return out
+
+    def _symbol_for(self, which, i, d):
+        """The symbol whose listed values are this dim's in every plan ('seq'), or 'dim_D'."""
+        sizes = [str(plan[which][i].shape[d]) for plan in self._plans]
+        values = [dict(item.split("=", 1) for item in name.split(",") if "=" in item) for name, _, _ in self._plans]
+        for sym in values[0]:
+            if [v.get(sym) for v in values] == sizes:
+                return sym
+        return "dim_%d" % d
+
+    @property
+    def plans(self):
+        """The compiled shapes: one label per plan ('seq=16'; '' for a single shape)."""
+        return [name for name, _, _ in self._plans]
 
     # ---- compile, or find in the cache ----
 
@@ -260,14 +304,14 @@ class InferenceSession:
         element types and the shapes get_inputs() gives; ValueError says which does not."""
         if self._model is None:
             raise RuntimeError("the session is closed")
-        ins = self._check_inputs(input_feed)
+        plan, ins = self._check_inputs(input_feed)
         want = self._output_indices(output_names)
-        outs = [_aligned_empty(tuple(o.shape), o.dtype) for o in self._outputs]
+        outs = [_aligned_empty(tuple(o.shape), o.dtype) for o in self._plans[plan][2]]
         in_ptrs = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
         out_ptrs = (ctypes.c_void_p * max(1, len(outs)))(*[a.ctypes.data for a in outs])
         ctx = self._take_context()
         try:
-            rc = self._lib.run(ctx, in_ptrs, out_ptrs)  # ctypes drops the GIL for the call
+            rc = self._lib.run_plan(ctx, plan, in_ptrs, out_ptrs)  # ctypes drops the GIL for the call
         finally:
             with self._lock:
                 self._free.append(ctx)
@@ -287,18 +331,27 @@ class InferenceSession:
                 "; " if unknown and missing else "",
                 "missing input(s) %s" % ", ".join(map(repr, missing)) if missing else "",
                 ", ".join(map(repr, names))))
-        out = []
+        arrays = []
         for arg in self._inputs:
             a = np.asarray(feed[arg.name])
             if a.dtype != arg.dtype:
                 raise ValueError("input %r: element type %s, expected %s (%s)" % (arg.name, a.dtype, arg.dtype, arg.type))
-            if list(a.shape) != arg.shape:
+            arrays.append(a)
+        plan = self._by_shape.get(tuple(tuple(a.shape) for a in arrays))
+        if plan is None:
+            if len(self._plans) == 1:
+                bad = next(i for i, a in enumerate(arrays) if list(a.shape) != self._inputs[i].shape)
                 raise ValueError("input %r: shape %s, the model was compiled for %s (compile another with dims=/shapes=)"
-                                 % (arg.name, list(a.shape), arg.shape))
+                                 % (self._inputs[bad].name, list(arrays[bad].shape), self._inputs[bad].shape))
+            raise ValueError("input shapes %s were not compiled; the plans are: %s" % (
+                ", ".join("%s %s" % (arg.name, list(a.shape)) for arg, a in zip(self._inputs, arrays)),
+                "; ".join("%s (%s)" % (name, ", ".join(str(x.shape) for x in ins)) for name, ins, _ in self._plans)))
+        out = []
+        for a in arrays:
             buf = _aligned_empty(a.shape, a.dtype)
             buf[...] = a
             out.append(buf)
-        return out
+        return plan, out
 
     def _output_indices(self, output_names):
         names = [o.name for o in self._outputs]

@@ -170,3 +170,29 @@ def test_threads_at_once_are_bit_identical(cache):
     assert not errors, errors
     assert not bad, "%d runs differ from the single run" % len(bad)
     assert 1 <= sess.num_contexts <= 9
+
+
+def test_multi_shape_session(cache):
+    """One library of two plans, (batch 1, seq 8) and (batch 2, seq 16): the plan comes from the
+    inputs' shapes, each against its data set's reference, the first bit-identical to the
+    single-shape session's; other shapes refused with the plans listed."""
+    model = str(MODELS / "bert_tiny" / "model.onnx")
+    multi = ftax.InferenceSession(model, dims={"batch": [1, 2], "seq": [8, 16]}, cflags=CFLAGS, cache_dir=str(cache))
+    assert multi.plans == ["batch=1,seq=8", "batch=2,seq=16"]
+    assert [i.shape for i in multi.get_inputs()] == [["batch", "seq"]] * 3
+    assert multi.get_outputs()[0].shape == ["batch", "seq", 64]
+    single, names = session(cache, "bert_tiny", 0)
+    atol, rtol = tolerance("bert_tiny")
+    for n in (0, 1):
+        ins, want = data_set("bert_tiny", n)
+        got = multi.run(None, dict(zip(names, ins)))
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            np.testing.assert_allclose(g, w, atol=atol, rtol=rtol)
+        if n == 0:
+            for g, s in zip(got, single.run(None, dict(zip(names, ins)))):
+                assert np.array_equal(g, s), "the seq 8 plan differs from the single-shape library"
+    ids = np.ones((1, 12), np.int64)
+    with pytest.raises(ValueError, match=r"input shapes input_ids \[1, 12\].*were not compiled; the plans are: "
+                                         r"batch=1,seq=8 \(\[1, 8\].*batch=2,seq=16"):
+        multi.run(None, {"input_ids": ids, "attention_mask": ids, "token_type_ids": ids})

@@ -71,18 +71,25 @@ struct FTP_API(ctx) {
 };
 typedef FTP_API(ctx) ftp_ctx;
 
-/* Every kernel call of the model, in order (written by ftaxc after this file). */
-static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+/* Plans: one per shape the model was compiled for (ftaxc --dim SYM=A,B,...), all on the same
+ * weights; the arena is the largest plan's. */
+#ifndef FTP_NUM_PLANS
+#define FTP_NUM_PLANS 1
+#endif
+
+/* Every kernel call of plan's model, in order (written by ftaxc after this file). */
+static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
                       void *const *outputs);
 
-/* The model's input (is_output 0) or output i: name, ONNX element type, rank, dims (written by
- * ftaxc after this file); NULL past the last. */
+/* Plan's input (is_output 0) or output i: name, ONNX element type, rank, dims (written by ftaxc
+ * after this file); NULL past the last. ftp_plan_name_of: the plan's label ("seq=16"). */
 typedef struct ftp_io {
   const char *name;
   int dtype, rank;
   int64_t dims[8];
 } ftp_io;
-static const ftp_io *ftp_io_of(int is_output, int i);
+static const ftp_io *ftp_io_of(int plan, int is_output, int i);
+static const char *ftp_plan_name_of(int plan);
 
 static void ftp_model_unref(ftp_model *m) {
   if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -167,16 +174,65 @@ FTP_EXPORT int FTP_API(init)(ftp_ctx **out, const char *path, char *err, size_t 
 
 FTP_EXPORT void FTP_API(ctx_set_threads)(ftp_ctx *ctx, int threads) { ctx->threads = threads > 0 ? threads : 0; }
 
-FTP_EXPORT int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {
+FTP_EXPORT int FTP_API(run_plan)(ftp_ctx *ctx, int plan, const void *const *inputs, void *const *outputs) {
+  if (plan < 0 || plan >= FTP_NUM_PLANS) return 1;
 #ifndef FT_NO_THREADS
   int saved = ft_par_local_threads;
   if (ctx->threads) ft_par_local_threads = ctx->threads;
 #endif
-  ftp_calls(ctx->arena, ctx->model->weights.data, inputs, outputs);
+  ftp_calls(plan, ctx->arena, ctx->model->weights.data, inputs, outputs);
 #ifndef FT_NO_THREADS
   ft_par_local_threads = saved;
 #endif
   return 0;
+}
+
+FTP_EXPORT int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {
+  return FTP_API(run_plan)(ctx, 0, inputs, outputs);
+}
+
+FTP_EXPORT int FTP_API(num_plans)(void) { return FTP_NUM_PLANS; }
+FTP_EXPORT const char *FTP_API(plan_name)(int plan) { return ftp_plan_name_of(plan); }
+
+/* "1x16" into buf at *m (of n), cut at n. */
+static void ftp_put_dims(char *buf, size_t n, size_t *m, int rank, const int64_t *dims) {
+  for (int d = 0; d < rank && *m < n; d++)
+    *m += (size_t)snprintf(buf + *m, n - *m, "%s%lld", d ? "x" : "", (long long)dims[d]);
+  if (!rank && *m < n) *m += (size_t)snprintf(buf + *m, n - *m, "scalar");
+}
+
+FTP_EXPORT int FTP_API(find_plan)(const int64_t *const *input_dims, char *err, size_t n) {
+  for (int p = 0; p < FTP_NUM_PLANS; p++) {
+    int ok = 1;
+    for (int i = 0; i < FTP_NUM_INPUTS && ok; i++) {
+      const ftp_io *d = ftp_io_of(p, 0, i);
+      for (int k = 0; k < d->rank && ok; k++) ok = input_dims[i][k] == d->dims[k];
+    }
+    if (ok) return p;
+  }
+  size_t m = 0; /* the shapes asked for, then every plan's */
+  if (n) err[0] = 0;
+  if (m < n) m += (size_t)snprintf(err + m, n - m, "no plan for input shapes ");
+  for (int i = 0; i < FTP_NUM_INPUTS && m < n; i++) {
+    if (i && m < n) m += (size_t)snprintf(err + m, n - m, ", ");
+    ftp_put_dims(err, n, &m, ftp_io_of(0, 0, i)->rank, input_dims[i]);
+  }
+  if (m < n) m += (size_t)snprintf(err + m, n - m, "; compiled:");
+  for (int p = 0; p < FTP_NUM_PLANS && m < n; p++) {
+    m += (size_t)snprintf(err + m, n - m, "%s %s (", p ? ";" : "", ftp_plan_name_of(p));
+    for (int i = 0; i < FTP_NUM_INPUTS && m < n; i++) {
+      if (i && m < n) m += (size_t)snprintf(err + m, n - m, ", ");
+      ftp_put_dims(err, n, &m, ftp_io_of(p, 0, i)->rank, ftp_io_of(p, 0, i)->dims);
+    }
+    if (m < n) m += (size_t)snprintf(err + m, n - m, ")");
+  }
+  return -1;
+}
+
+FTP_EXPORT int FTP_API(run_dims)(ftp_ctx *ctx, const int64_t *const *input_dims, const void *const *inputs,
+                                 void *const *outputs, char *err, size_t n) {
+  int plan = FTP_API(find_plan)(input_dims, err, n);
+  return plan < 0 ? 1 : FTP_API(run_plan)(ctx, plan, inputs, outputs);
 }
 
 /* The model's inputs and outputs, for callers that learn them at run time (a language binding
@@ -184,14 +240,20 @@ FTP_EXPORT int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const
  * 7 int64, ...), rank and dims. 0, or -1 when i is out of range. */
 FTP_EXPORT int FTP_API(num_inputs)(void) { return FTP_NUM_INPUTS; }
 FTP_EXPORT int FTP_API(num_outputs)(void) { return FTP_NUM_OUTPUTS; }
-FTP_EXPORT int FTP_API(io_info)(int is_output, int i, const char **name, int *dtype, int *rank, const int64_t **dims) {
-  const ftp_io *d = i >= 0 && i < (is_output ? FTP_NUM_OUTPUTS : FTP_NUM_INPUTS) ? ftp_io_of(is_output, i) : NULL;
+FTP_EXPORT int FTP_API(plan_io_info)(int plan, int is_output, int i, const char **name, int *dtype, int *rank,
+                                     const int64_t **dims) {
+  const ftp_io *d = plan >= 0 && plan < FTP_NUM_PLANS && i >= 0 && i < (is_output ? FTP_NUM_OUTPUTS : FTP_NUM_INPUTS)
+                        ? ftp_io_of(plan, is_output, i)
+                        : NULL;
   if (!d) return -1;
   if (name) *name = d->name;
   if (dtype) *dtype = d->dtype;
   if (rank) *rank = d->rank;
   if (dims) *dims = d->dims;
   return 0;
+}
+FTP_EXPORT int FTP_API(io_info)(int is_output, int i, const char **name, int *dtype, int *rank, const int64_t **dims) {
+  return FTP_API(plan_io_info)(0, is_output, i, name, dtype, rank, dims);
 }
 FTP_EXPORT size_t FTP_API(arena_bytes)(void) { return FTP_ARENA_BYTES; }
 
