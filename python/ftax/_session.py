@@ -319,6 +319,39 @@ class InferenceSession:
             raise RuntimeError("the run failed (%d)" % rc)
         return [outs[i] for i in want]
 
+    def run_padded(self, output_names, input_feed, axis=1, mask="attention_mask", pad_value=0):
+        """Model-specific help for sequence models (BERT-like encoders that take an attention
+        mask): every input is padded along axis to the shortest compiled length that holds it
+        (pad_value; the mask input, when the model has one by that name, with 0 so the padding
+        is masked out), the plan of that length runs, and every output whose dim at axis is the
+        padded length is cut back to the input's length. Whether masked padding leaves the other
+        positions' results as they were depends on the model (it does for attention with a key
+        mask; it does not for a model that pools or normalizes over the sequence without the
+        mask): check yours. Results are close to, not bit-identical with, an unpadded run."""
+        arrays = {k: np.asarray(v) for k, v in input_feed.items()}
+        lengths = {a.shape[axis] for a in arrays.values() if a.ndim > axis}
+        if len(lengths) != 1:
+            raise ValueError("run_padded: the inputs disagree on their length along axis %d: %s" % (axis, sorted(lengths)))
+        n = lengths.pop()
+        fits = []
+        for p, (_, ins, _) in enumerate(self._plans):
+            shapes = {arg.name: arg.shape for arg in ins}
+            if all(k in shapes and a.ndim == len(shapes[k]) and shapes[k][axis] >= n and
+                   all(shapes[k][d] == a.shape[d] for d in range(a.ndim) if d != axis) for k, a in arrays.items()):
+                fits.append((ins[0].shape[axis], p))
+        if not fits:
+            raise ValueError("run_padded: no plan holds length %d along axis %d; the plans are: %s"
+                             % (n, axis, ", ".join(self.plans)))
+        target = min(fits)[0]
+        padded = {}
+        for k, a in arrays.items():
+            widths = [(0, 0)] * a.ndim
+            widths[axis] = (0, target - n)
+            padded[k] = np.pad(a, widths, constant_values=0 if k == mask else pad_value)
+        outs = self.run(output_names, padded)
+        return [o[(slice(None),) * axis + (slice(0, n),)] if o.ndim > axis and o.shape[axis] == target and target != n
+                else o for o in outs]
+
     def _check_inputs(self, feed):
         if not isinstance(feed, dict):
             raise TypeError("input_feed must be a dict {input name: numpy array}")

@@ -196,3 +196,21 @@ def test_multi_shape_session(cache):
     with pytest.raises(ValueError, match=r"input shapes input_ids \[1, 12\].*were not compiled; the plans are: "
                                          r"batch=1,seq=8 \(\[1, 8\].*batch=2,seq=16"):
         multi.run(None, {"input_ids": ids, "attention_mask": ids, "token_type_ids": ids})
+
+
+def test_run_padded(cache):
+    """bert_tiny's seq 8/16 session on a 5-token input: padded to 8 with the padding masked, the
+    outputs cut back to 5 tokens, close to a session compiled for 5 tokens."""
+    model = str(MODELS / "bert_tiny" / "model.onnx")
+    multi = ftax.InferenceSession(model, dims={"batch": 1, "seq": [8, 16]}, cflags=CFLAGS, cache_dir=str(cache))
+    five = ftax.InferenceSession(model, dims={"batch": 1, "seq": 5}, cflags=CFLAGS, cache_dir=str(cache))
+    ids = np.array([[101, 7, 300, 12, 102]], np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+    got = multi.run_padded(None, feed)
+    want = five.run(None, feed)
+    assert got[0].shape == (1, 5, 64) and got[1].shape == (1, 64)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-4, rtol=1e-3)
+    with pytest.raises(ValueError, match="no plan holds length 17"):
+        long = np.ones((1, 17), np.int64)
+        multi.run_padded(None, {"input_ids": long, "attention_mask": long, "token_type_ids": long})
