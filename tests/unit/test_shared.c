@@ -259,3 +259,17 @@ Test(shared, refused_with_freestanding_or_cuda) {
   cr_assert(strstr(log, "--target cuda"), "%s", log);
   cr_assert_str_eq(tu_listdir(dir), "", "files were written: %s", tu_listdir(dir));
 }
+
+/* --shared --embed-weights: the library carries its weights (model_open with no path), and its
+ * built-in weights symbol is not exported. */
+Test(shared, embedded_weights_in_the_library, .timeout = 300) {
+  char *log;
+  char *argv[] = {FTAXC, tu_fmt("%s/tests/models/arith_tiny/model.onnx", FTAX_SOURCE_DIR), "-o", tu_fmt("%s/emb", dir),
+                  "--shared", "--embed-weights", "--cflags", "-O1 -march=native -pthread", "--dim", "batch=1", NULL};
+  cr_assert_eq(tu_run(dir, &log, argv), 0, "%s", log);
+  cr_assert_eq(unlink(tu_fmt("%s/emb.weights", dir)), 0);
+  char *lib = tu_fmt("%s/libemb.so", dir);
+  only_api_exported(lib, "emb");
+  api a = load_api(lib, "emb");
+  run_one(&a, NULL, tu_fmt("%s/tests/models/arith_tiny/test_data_set_0", FTAX_SOURCE_DIR), "arith_tiny, embedded");
+}
