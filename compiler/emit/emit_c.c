@@ -91,6 +91,16 @@ static void write_header(FILE *h, const ft_graph *g, const ft_memplan *mp, const
 /* OUT.h of several plans: plan 0's sizes above (write_header), then every plan's. */
 static void write_header_plans(FILE *h, ft_graph *const *g, int n_plans, const char *const *labels, const char *G) {
   fprintf(h, "\n/* ---- %d plans ---- */\n#define %s_NUM_PLANS %d\n", n_plans, G, n_plans);
+  fprintf(h, "/* buffers of these sizes fit input/output i of every plan */\n");
+  for (int io = 0; io < 2; io++)
+    for (int i = 0; i < (io ? g[0]->n_outputs : g[0]->n_inputs); i++) {
+      size_t most = 0;
+      for (int p = 0; p < n_plans; p++) {
+        size_t b = ft_nbytes(&g[p]->vals[(io ? g[p]->outputs : g[p]->inputs)[i]].t);
+        most = b > most ? b : most;
+      }
+      fprintf(h, "#define %s_MAX_%s_%d_BYTES %zuu\n", G, io ? "OUTPUT" : "INPUT", i, most);
+    }
   for (int p = 0; p < n_plans; p++) {
     fprintf(h, "/* plan %d: ", p);
     ft_emit_comment(h, labels[p]);

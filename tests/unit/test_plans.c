@@ -132,6 +132,11 @@ Test(plans, library_finds_and_refuses_plans, .timeout = 300) {
   cr_assert_str_eq(plan_name(1), "batch=3");
   cr_assert_null(plan_name(2));
   cr_assert_geq(arena(), arena_one(), "the arena is the largest plan's");
+  size_t hlen;
+  char *h = tu_read(tu_fmt("%s/ar.h", dir), &hlen);
+  cr_assert(h && strstr(h, "#define AR_NUM_PLANS 2\n") && strstr(h, "#define AR_MAX_INPUT_0_BYTES 384u\n") &&
+                strstr(h, "#define AR_PLAN_0_INPUT_0_BYTES 128u\n") && strstr(h, "#define AR_PLAN_1_OUTPUT_1_BYTES 384u\n"),
+            "ar.h: %s", h);
   char err[512] = "";
   const int64_t x3[3] = {3, 4, 8}, y3[3] = {3, 1, 8}, x2[3] = {2, 4, 8}, y2[3] = {2, 1, 8};
   const int64_t *d3[2] = {x3, y3}, *d2[2] = {x2, y2};
