@@ -439,8 +439,10 @@ static int write_outputs(const options *o, ft_graph **gs, ft_lowered *lws, ft_me
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
   if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || (fw && rename(wtmp, wpath)))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
   if (rc) { remove(ctmp); remove(htmp); remove(wtmp); return rc; }
+  ft_memplan sizes = *mp; /* --report's RAM: the largest plan's arena (the weights merged by now) */
+  for (int p = 1; p < n_plans; p++) sizes.arena_bytes = mps[p].arena_bytes > sizes.arena_bytes ? mps[p].arena_bytes : sizes.arena_bytes;
   if (o->report && (o->emit_only || o->cuda))
-    report_sizes(o, mp, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
+    report_sizes(o, &sizes, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
   if (o->emit_only) return 0;
   char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o, --shared libOUT.so */
   const char *obase = strrchr(out, '/');
@@ -456,7 +458,7 @@ static int write_outputs(const options *o, ft_graph **gs, ft_lowered *lws, ft_me
   /* the object: what --freestanding makes, and what --report measures */
   const char *obj = o->freestanding ? btmp : o->report ? otmp : NULL;
   rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, no_main, e);
-  if (!rc && obj && o->report) report_sizes(o, mp, wpath, obj, NULL);
+  if (!rc && obj && o->report) report_sizes(o, &sizes, wpath, obj, NULL);
   if (!rc && rename(btmp, bin)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", bin);
   if (rc) remove(btmp);
   if (obj == otmp) remove(otmp);
