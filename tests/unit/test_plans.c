@@ -163,6 +163,10 @@ Test(plans, library_finds_and_refuses_plans, .timeout = 300) {
   char small[16];
   cr_assert_eq(find_plan(d2, small, sizeof small), -1);
   cr_assert_eq(strlen(small), sizeof small - 1);
+  void (*free_ar)(void *) = (void (*)(void *))dlsym(lib, "ar_free"), (*free_one)(void *) = (void (*)(void *))dlsym(one, "one_free");
+  cr_assert(free_ar && free_one);
+  free_ar(ctx);
+  free_one(ctx1);
 }
 
 /* ftaxc's refusals for lists: lengths that differ, the CUDA and freestanding targets; nothing

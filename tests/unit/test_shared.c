@@ -111,6 +111,13 @@ static void **alloc_outputs(const api *a, size_t *bytes) {
   return out;
 }
 
+/* Frees n buffers and their array (every test frees what it allocates: the sanitizer build's
+ * leak check runs the unit tests). */
+static void free_all(void **bufs, int n) {
+  for (int k = 0; k < n; k++) free(bufs[k]);
+  free(bufs);
+}
+
 /* The outputs against the data set's, as the e2e tests compare them (float32 outputs). */
 static void check_outputs(const api *a, const char *set, void **out, const char *what) {
   for (int k = 0; k < a->num_outputs(); k++) {
@@ -128,6 +135,7 @@ static void check_outputs(const api *a, const char *set, void **out, const char 
     for (int64_t i = 0; i < n; i++)
       cr_assert(fabsf(got[i] - want[i]) <= 1e-4f + 1e-3f * fabsf(want[i]), "%s output %d ('%s') [%lld]: %g, expected %g",
                 what, k, name, (long long)i, got[i], want[i]);
+    free(t.t.data);
   }
 }
 
@@ -143,6 +151,8 @@ static void run_one(const api *a, const char *weights, const char *set, const ch
   check_outputs(a, set, out, what);
   a->ctx_free(ctx);
   a->model_close(m);
+  free_all(in, a->num_inputs());
+  free_all(out, a->num_outputs());
 }
 
 Test(shared, two_models_in_one_process, .timeout = 600) {
@@ -210,8 +220,7 @@ static void *worker(void *arg) {
     for (int k = 0; k < p->n_out; k++) p->mismatches += rc != 0 || memcmp(out[k], p->want[k], p->bytes[k]) != 0;
     pthread_mutex_unlock(&p->mu);
   }
-  for (int k = 0; k < p->n_out; k++) free(out[k]);
-  free(out);
+  free_all(out, p->n_out);
   return NULL;
 }
 
@@ -245,6 +254,8 @@ Test(shared, threads_on_contexts_of_one_model_are_bit_identical, .timeout = 600)
   cr_assert_eq(p.runs, N_THREADS * N_RUNS);
   cr_assert_eq(p.mismatches, 0, "%d of %d outputs differ from the single-threaded run", p.mismatches, p.runs * p.n_out);
   for (int i = 0; i < N_CTX; i++) a.ctx_free(p.ctx[i]);
+  free_all(p.in, a.num_inputs());
+  free_all(p.want, p.n_out);
 }
 
 /* --shared is for the hosted C program: with --freestanding or --target cuda, a usage error and
