@@ -2,6 +2,7 @@
  *
  * The whole pipeline is compile() below: load, check ops, pin dims, infer and fold, simplify,
  * lower to kernel calls, plan memory, emit, build. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct options {
   ft_pins pins;
   int report, emit_only, embed_weights, no_fold, dump;
   int freestanding;    /* --freestanding: a library object for bare metal */
+  int shared;          /* --shared: libOUT.so (C target) instead of the program */
   ft_fuse_opts fuse;
   char cmdline[4096];
 } options;
@@ -36,12 +38,14 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
-          "             [--name IDENT] [--dump] [--freestanding] [--isa avx512|avx2|neon|generic]\n"
+          "             [--name IDENT] [--dump] [--freestanding] [--shared] [--isa avx512|avx2|neon|generic]\n"
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
           "Writes OUT.c (OUT.cu for CUDA), OUT.h and OUT.weights (default OUT: generated/<model name>)\n"
           "and builds OUT.\n"
-          "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
-          "  --shape IN=1x128   pin the whole shape of input IN\n"
+          "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input; SYM=A,B,... compiles\n"
+          "                     one plan per value into one program with one weights file (the program's\n"
+          "                     --dim SYM=N, the API's OUT_run_dims pick one); lists must be as long\n"
+          "  --shape IN=1x128   pin the whole shape of input IN (a list: IN=1x16,1x32, one plan each)\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
           "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound,\n"
           "                     and the sizes for flash and RAM: code (the compiled object's .text), weights, arena\n"
@@ -60,6 +64,9 @@ static void usage(FILE *f) {
           "  --freestanding     a library for bare metal: OUT.c needs no libc beyond memcpy/memset (and\n"
           "                     libm where the model does), no heap, files or threads; weights built into\n"
           "                     OUT.c, a static arena; builds the object OUT.o (CC -ffreestanding -c)\n"
+          "  --shared           a shared library instead of the program: libOUT.so beside OUT.h (PIC, only\n"
+          "                     the OUT_* API exported); the same OUT.c still builds the program\n"
+          "                     (cc OUT.c -o OUT -lm -pthread)\n"
           "  --target cuda      a CUDA program (cuBLASLt GEMMs, cuDNN convolutions), built with nvcc\n"
           "  --precision P      fp32 (default); C: bf16 (MatMul, Gemm and Conv on bfloat16 weights and\n"
           "                     inputs, fp32 accumulation; AVX512_BF16 when -march has it, else portable);\n"
@@ -130,6 +137,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--no-blocked")) o->no_blocked = 1;
     else if (!strcmp(a, "--dump")) o->dump = 1;
     else if (!strcmp(a, "--freestanding")) o->freestanding = 1;
+    else if (!strcmp(a, "--shared")) o->shared = 1;
     else if (!strcmp(a, "--target")) {
       NEEDV();
       if (!strcmp(v, "cuda")) o->cuda = 1;
@@ -164,6 +172,11 @@ static int parse_args(int argc, char **argv, options *o) {
   if (o->bf16 && o->cuda) { fprintf(stderr, "ftaxc: --precision bf16 is for the C target (CUDA: fp32, tf32 or fp16)\n"); return 1; }
   if (o->freestanding && o->cuda) {
     fprintf(stderr, "ftaxc: --freestanding makes a C library for bare metal; it cannot be combined with --target cuda\n");
+    return 1;
+  }
+  if (o->shared && (o->freestanding || o->cuda)) {
+    fprintf(stderr, "ftaxc: --shared makes a shared library of the C program; it cannot be combined with %s\n",
+            o->freestanding ? "--freestanding" : "--target cuda");
     return 1;
   }
   if (o->isa && o->cuda) { fprintf(stderr, "ftaxc: --isa is for the C target\n"); return 1; }
@@ -231,7 +244,7 @@ static int plan_target(const options *o, options *w, ft_err *e) {
 
 /* The C compiler on src: straight to bin, or (obj given: --report, which measures the object's
  * code) to obj with -c and then linked into bin; with no bin (--freestanding) the object alone. */
-static int run_cc(const options *o, const char *src, const char *obj, const char *bin, ft_err *e) {
+static int run_cc(const options *o, const char *src, const char *obj, const char *bin, const char *no_main, ft_err *e) {
   const char *cc;
   ft_cc_target tg;
   char flags[2048];
@@ -248,6 +261,11 @@ static int run_cc(const options *o, const char *src, const char *obj, const char
    * so that a -Wpsabi in them turns the notes back on. */
   argv[n++] = "-Wno-psabi";
   for (char *t = strtok(flags, " \t"); t && n < 240; t = strtok(NULL, " \t")) argv[n++] = t;
+  if (o->shared) { /* position-independent, every symbol hidden but the API (program.h's FTP_EXPORT), no main */
+    argv[n++] = "-fPIC";
+    argv[n++] = "-fvisibility=hidden";
+    argv[n++] = (char *)no_main;
+  }
   int nflags = n;
   if (obj) {
     argv[n++] = "-c";
@@ -260,6 +278,12 @@ static int run_cc(const options *o, const char *src, const char *obj, const char
     n = nflags;
   }
   if (!bin) return 0; /* --freestanding: the object is the product */
+  if (o->shared) {
+    argv[n++] = "-shared";
+    /* dlclose leaves it loaded: the thread pool's workers (parallel.h) live as long as the
+     * process and run the library's code */
+    argv[n++] = "-Wl,-z,nodelete";
+  }
   argv[n++] = "-o";
   argv[n++] = (char *)bin;
   argv[n++] = (char *)(obj ? obj : src);
@@ -344,8 +368,85 @@ static void report_sizes(const options *o, const ft_memplan *mp, const char *wpa
           (unsigned long long)(mp->arena_bytes + s.data + s.bss));
 }
 
-static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_libs *libs,
-                         ft_err *e) {
+#define FT_MAX_PLANS 16
+
+/* The plans: one per shape (--dim SYM=A,B,... and --shape IN=AxB,CxD: each list's k-th value
+ * makes plan k; every list the same length), each with pins of single values and a label made of
+ * the listed flags' values ("batch=1,seq=16"). */
+typedef struct plans {
+  int n;
+  ft_pins pins[FT_MAX_PLANS];
+  char *labels[FT_MAX_PLANS];
+  char *text; /* the values' storage */
+} plans;
+
+static int count_list(const char *v) {
+  int n = 1;
+  for (const char *s = strchr(v, '='); s && *s; s++) n += *s == ',';
+  return n;
+}
+
+/* "seq=16,32" -> the k-th "seq=32" into out (of n) */
+static void list_item(const char *v, int k, char *out, size_t n) {
+  const char *eq = strchr(v, '=');
+  if (!eq) { snprintf(out, n, "%s", v); return; }
+  const char *s = eq + 1;
+  for (int i = 0; i < k && s; i++) { s = strchr(s, ','); if (s) s++; }
+  const char *end = s ? strchr(s, ',') : NULL;
+  snprintf(out, n, "%.*s%.*s", (int)(eq + 1 - v), v, (int)(end ? end - s : (ptrdiff_t)strlen(s)), s);
+}
+
+static int make_plans(const options *o, plans *pl, ft_err *e) {
+  memset(pl, 0, sizeof *pl);
+  int k = 1;
+  const char *first_list = NULL;
+  for (int t = 0; t < 2; t++)
+    for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+      const char *v = t ? o->pins.shapes[i] : o->pins.dims[i];
+      int c = count_list(v);
+      if (c == 1) continue;
+      if (k > 1 && c != k)
+        return ft_fail(e, FT_EUSAGE, "'%s' lists %d values and '%s' %d: the lists of shapes must be as long", v, c,
+                       first_list, k);
+      k = c;
+      first_list = v;
+    }
+  if (k > FT_MAX_PLANS) return ft_fail(e, FT_EUSAGE, "more than %d shapes in one program", FT_MAX_PLANS);
+  pl->n = k;
+  size_t item_bytes = 0; /* every flag's value once, per plan; a label is no longer than all of them */
+  for (int i = 0; i < o->pins.n_dims; i++) item_bytes += strlen(o->pins.dims[i]) + 1;
+  for (int i = 0; i < o->pins.n_shapes; i++) item_bytes += strlen(o->pins.shapes[i]) + 1;
+  pl->text = malloc((2 * item_bytes + 1) * (size_t)k);
+  if (!pl->text) return ft_fail(e, FT_EIO, "out of memory");
+  char *at = pl->text;
+  for (int p = 0; p < k; p++) {
+    ft_pins *pp = &pl->pins[p];
+    *pp = o->pins;
+    for (int t = 0; t < 2; t++)
+      for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+        const char *v = t ? o->pins.shapes[i] : o->pins.dims[i];
+        list_item(v, count_list(v) == 1 ? 0 : p, at, strlen(v) + 1);
+        if (t) pp->shapes[i] = at; else pp->dims[i] = at;
+        at += strlen(v) + 1;
+      }
+    char *label = pl->labels[p] = at;
+    size_t lm = 0;
+    label[0] = 0;
+    for (int t = 0; t < 2 && k > 1; t++)
+      for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
+        const char *v = t ? o->pins.shapes[i] : o->pins.dims[i], *item = t ? pp->shapes[i] : pp->dims[i];
+        if (count_list(v) > 1) lm += (size_t)sprintf(label + lm, "%s%s", lm ? "," : "", item);
+      }
+    at += item_bytes + 1;
+  }
+  return 0;
+}
+
+static int write_outputs(const options *o, ft_graph **gs, ft_lowered *lws, ft_memplan *mps, int n_plans,
+                         char *const *labels, const ft_cuda_libs *libs, ft_err *e) {
+  ft_graph *g = gs[0];
+  ft_lowered *lw = &lws[0];
+  ft_memplan *mp = &mps[0];
   char out[4096], name[256], cpath[4200], hpath[4200], wpath[4200], ctmp[4300], htmp[4300], wtmp[4300];
   if (o->out) snprintf(out, sizeof out, "%s", o->out);
   else {
@@ -378,23 +479,34 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
   FILE *fc = fopen(ctmp, "w"), *fh = fopen(htmp, "w"), *fw = o->freestanding ? NULL : fopen(wtmp, "wb");
   int rc = 0;
   if (!fc || !fh || (!fw && !o->freestanding)) rc = ft_fail(e, FT_EIO, "cannot write %s (does its folder exist?)", !fc ? cpath : !fh ? hpath : wpath);
-  if (!rc) rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e) : ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
+  if (!rc)
+    rc = o->cuda ? ft_emit_cuda(g, lw, mp, &eo, &o->cu, libs, fc, fh, fw, e)
+                 : ft_emit_c_plans(gs, lws, mps, n_plans, (const char *const *)labels, &eo, fc, fh, fw, e);
   if (fc && fclose(fc) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", cpath);
   if (fh && fclose(fh) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", hpath);
   if (fw && fclose(fw) && !rc) rc = ft_fail(e, FT_EIO, "cannot write %s", wpath);
   if (!rc && (rename(ctmp, cpath) || rename(htmp, hpath) || (fw && rename(wtmp, wpath)))) rc = ft_fail(e, FT_EIO, "cannot rename the outputs into place");
   if (rc) { remove(ctmp); remove(htmp); remove(wtmp); return rc; }
+  ft_memplan sizes = *mp; /* --report's RAM: the largest plan's arena (the weights merged by now) */
+  for (int p = 1; p < n_plans; p++) sizes.arena_bytes = mps[p].arena_bytes > sizes.arena_bytes ? mps[p].arena_bytes : sizes.arena_bytes;
   if (o->report && (o->emit_only || o->cuda))
-    report_sizes(o, mp, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
+    report_sizes(o, &sizes, wpath, NULL, o->cuda ? "not measured for --target cuda" : "--emit-only: nothing was compiled");
   if (o->emit_only) return 0;
-  char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o */
-  snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
+  char bin[4200], btmp[4300], otmp[4300]; /* --freestanding builds the object OUT.o, --shared libOUT.so */
+  const char *obase = strrchr(out, '/');
+  if (o->shared) snprintf(bin, sizeof bin, "%.*slib%s.so", obase ? (int)(obase + 1 - out) : 0, out, obase ? obase + 1 : out);
+  else snprintf(bin, sizeof bin, "%s%s", out, o->freestanding ? ".o" : "");
+  char no_main[300], guard[256];
+  size_t gi = 0; /* OUT.h's guard, as the emitter spells it: the name in capitals */
+  for (; name[gi] && gi + 1 < sizeof guard; gi++) guard[gi] = (char)(name[gi] >= 'a' && name[gi] <= 'z' ? name[gi] - 32 : name[gi]);
+  guard[gi] = 0;
+  snprintf(no_main, sizeof no_main, "-D%s_NO_MAIN", guard);
   snprintf(btmp, sizeof btmp, "%s.tmp", bin);
   snprintf(otmp, sizeof otmp, "%s.o.tmp", out);
   /* the object: what --freestanding makes, and what --report measures */
   const char *obj = o->freestanding ? btmp : o->report ? otmp : NULL;
-  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, e);
-  if (!rc && obj && o->report) report_sizes(o, mp, wpath, obj, NULL);
+  rc = o->cuda ? run_nvcc(o, libs, cpath, btmp, e) : run_cc(o, cpath, obj, o->freestanding ? NULL : btmp, no_main, e);
+  if (!rc && obj && o->report) report_sizes(o, &sizes, wpath, obj, NULL);
   if (!rc && rename(btmp, bin)) rc = ft_fail(e, FT_EIO, "cannot rename %s into place", bin);
   if (rc) remove(btmp);
   if (obj == otmp) remove(otmp);
@@ -402,21 +514,40 @@ static int write_outputs(const options *o, ft_graph *g, ft_lowered *lw, ft_mempl
 }
 
 static int compile(options *o, ft_err *e) {
-  ft_graph *g = NULL;
-  ft_lowered lw = {0};
-  ft_memplan mp = {0};
+  plans pl;
+  int rc = make_plans(o, &pl, e);
+  if (rc) return rc;
+  if (pl.n > 1 && (o->cuda || o->freestanding)) {
+    free(pl.text);
+    return ft_fail(e, FT_EUSAGE, "several shapes in one program are for the hosted C target (not %s)",
+                   o->cuda ? "--target cuda" : "--freestanding");
+  }
+  ft_graph *g[FT_MAX_PLANS] = {0};
+  ft_lowered lw[FT_MAX_PLANS];
+  ft_memplan mp[FT_MAX_PLANS];
   ft_cuda_libs libs = {0};
-  int rc = ft_load_model(o->model, &g, e);
-  if (o->report && !rc) fprintf(stderr, "ftaxc: %s (opset %lld)\n", o->model, (long long)g->opset);
-  if (!rc && !o->cuda) rc = plan_target(o, o, e);
-  ft_compile_opts co = {&o->pins, o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
-                        o->no_winograd, o->no_blocked, o->cuda ? "cuda" : o->target_isa};
-  if (!rc) rc = ft_compile_graph(g, &co, &lw, &mp, &libs, e);
-  if (!rc && o->dump) ft_graph_dump(g, stdout);
-  if (!rc) rc = write_outputs(o, g, &lw, &mp, &libs, e);
-  ft_memplan_free(&mp);
-  ft_lowered_free(&lw);
-  ft_graph_free(g);
+  memset(lw, 0, sizeof lw);
+  memset(mp, 0, sizeof mp);
+  for (int p = 0; p < pl.n && !rc; p++) {
+    rc = ft_load_model(o->model, &g[p], e);
+    if (o->report && !rc) {
+      fprintf(stderr, "ftaxc: %s (opset %lld)", o->model, (long long)g[p]->opset);
+      if (pl.n > 1) fprintf(stderr, ", plan %d: %s", p, pl.labels[p]);
+      fputc('\n', stderr);
+    }
+    if (!rc && !o->cuda && p == 0) rc = plan_target(o, o, e);
+    ft_compile_opts co = {&pl.pins[p], o->no_fold, o->fuse, o->cuda ? &o->cu : NULL, o->report ? stderr : NULL, o->bf16,
+                          o->no_winograd, o->no_blocked, o->cuda ? "cuda" : o->target_isa};
+    if (!rc) rc = ft_compile_graph(g[p], &co, &lw[p], &mp[p], &libs, e);
+    if (!rc && o->dump) ft_graph_dump(g[p], stdout);
+  }
+  if (!rc) rc = write_outputs(o, g, lw, mp, pl.n, pl.labels, &libs, e);
+  for (int p = 0; p < pl.n; p++) {
+    ft_memplan_free(&mp[p]);
+    ft_lowered_free(&lw[p]);
+    if (g[p]) ft_graph_free(g[p]);
+  }
+  free(pl.text);
   return rc;
 }
 

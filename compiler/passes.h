@@ -122,6 +122,12 @@ typedef struct ft_emit_opts {
 void ft_weights_id(char id[48], const char *model_hash, const char *isa);
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,
               FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
+/* One program of several plans (one per shape, ftaxc --dim SYM=A,B): gs[p], lws[p], mps[p] the
+ * plan of shape labels[p]. The weights are merged into one payload (a constant of the same bytes
+ * in several plans stored once; mps' weight offsets rewritten to it), the arena is the largest
+ * plan's, the inputs and outputs must be the same in number. One plan: ft_emit_c. */
+int ft_emit_c_plans(ft_graph *const *gs, const ft_lowered *lws, ft_memplan *mps, int n_plans, const char *const *labels,
+                    const ft_emit_opts *o, FILE *c_out, FILE *h_out, FILE *w_out, ft_err *e);
 
 /* The CUDA target (compiler/passes/target_cuda.c) runs after lowering (without prepacking) and before
  * the memory plan: it checks every kernel has a CUDA twin and, for fp16, stores float32 tensors

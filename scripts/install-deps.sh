@@ -2,7 +2,8 @@
 # Install what ftax needs on a fresh Debian machine (bookworm or later).
 #   scripts/install-deps.sh           build + tests: C toolchain, CMake, protobuf-c, libonnx-dev
 #                                     (onnx.proto), Criterion, ONNX backend node tests,
-#                                     python3-onnx (the malformed-model test), clang with
+#                                     python3-onnx (the malformed-model test), python3-numpy and
+#                                     python3-pytest (the Python package's test), clang with
 #                                     libFuzzer (scripts/fuzz.sh), oneDNN (the kernel table
 #                                     benchmark, bench/kernels/kernel_table.c), the aarch64 and
 #                                     riscv64 cross compilers with their C libraries and qemu-user
@@ -20,7 +21,7 @@ want_tests=1
 [ "${1:-}" = "--build" ] && want_tests=0
 pkgs="build-essential cmake pkg-config libprotobuf-c-dev protobuf-c-compiler libonnx-dev"
 if [ $want_tests = 1 ]; then
-  pkgs="$pkgs libcriterion-dev libonnx-testdata python3 python3-onnx clang libclang-rt-14-dev libdnnl-dev
+  pkgs="$pkgs libcriterion-dev libonnx-testdata python3 python3-onnx python3-numpy python3-pytest clang libclang-rt-14-dev libdnnl-dev
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
     gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 fi

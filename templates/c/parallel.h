@@ -7,6 +7,8 @@
  *   ft_set_threads(n)                   threads to use (caller included); 0 = the CPUs this
  *                                       process may run on (sched_getaffinity), the default
  *   ft_get_threads()
+ *   ft_par_local_threads                this thread's own setting, over ft_set_threads's when
+ *                                       > 0 (a generated program's per-context thread count)
  *
  * Why not OpenMP: a parallel region ends at a barrier that every thread of the team must reach,
  * including one the OS has descheduled because the machine is busy; with hundreds of regions per
@@ -38,7 +40,10 @@
  *
  * Which thread runs a chunk never changes a result: every item is computed by the same
  * sequence of operations (the kernels' own rule). A call made from inside a chunk, or while
- * another thread owns the pool, runs serially. FT_NO_THREADS (or a target without POSIX
+ * another thread owns the pool, runs serially: several threads that run models at once share the
+ * pool loop by loop (whoever opens a loop while it is free gets the workers; the others run that
+ * loop on their own thread), so no caller waits for another's loop, and none is starved of its
+ * own thread. FT_NO_THREADS (or a target without POSIX
  * threads) compiles the pool out: every loop runs on the caller. */
 #ifndef FT_PARALLEL_H
 #define FT_PARALLEL_H
@@ -170,6 +175,8 @@ typedef struct {
 /* One pool per process: the kernel headers are compiled into several objects of ftax-eager and
  * ftaxc, and they must share it (a weak definition: the linker keeps one). */
 __attribute__((weak)) ft_pool ft_pool_shared = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+/* The calling thread's own thread count (0: the pool's setting); weak for the same reason. */
+__attribute__((weak)) _Thread_local int ft_par_local_threads;
 
 static inline void ft_par_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -191,7 +198,8 @@ static inline int ft_default_threads(void) {
 /* The default is asked of the OS once, not on every loop (a system call), and again after
  * ft_set_threads(0). */
 static inline int ft_get_threads(void) {
-  int t = atomic_load_explicit((_Atomic int *)&ft_pool_shared.want, memory_order_relaxed);
+  int t = ft_par_local_threads > 0 ? ft_par_local_threads
+                                   : atomic_load_explicit((_Atomic int *)&ft_pool_shared.want, memory_order_relaxed);
   if (t <= 0) {
     t = atomic_load_explicit((_Atomic int *)&ft_pool_shared.deflt, memory_order_relaxed);
     if (t <= 0) {

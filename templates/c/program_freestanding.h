@@ -38,7 +38,7 @@ static unsigned char ftp_static_arena[FTP_ARENA_ALLOC] __attribute__((aligned(64
 static int ftp_static_arena_taken;
 #endif
 
-static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
                       void *const *outputs);
 
 /* err gets msg, cut to n bytes (no snprintf here). */
@@ -91,7 +91,7 @@ int FTP_API(init)(ftp_ctx **out, const char *path, char *err, size_t n) {
 }
 
 int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {
-  ftp_calls(ctx->arena, ftp_weights, inputs, outputs);
+  ftp_calls(0, ctx->arena, ftp_weights, inputs, outputs);
   return 0;
 }
 

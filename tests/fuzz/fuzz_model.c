@@ -41,7 +41,7 @@ static void emit(ft_graph *g, ft_lowered *lw, ft_memplan *mp, const ft_cuda_opts
   FILE *fc = open_memstream(&cbuf, &clen), *fh = open_memstream(&hbuf, &hlen), *fw = open_memstream(&wbuf, &wlen);
   if (fc && fh && fw) {
     ft_emit_opts eo = {"fuzz", "fuzz.h", "ftaxc fuzz.onnx", "0000000000000000000000000000000000000000000000000000000000000000",
-                       embed ? "/tmp/fuzz.weights" : "fuzz.weights", embed, 0};
+                       embed ? "/tmp/fuzz.weights" : "fuzz.weights", embed, 0, NULL};
     if (cu) ft_emit_cuda(g, lw, mp, &eo, cu, libs, fc, fh, fw, e);
     else ft_emit_c(g, lw, mp, &eo, fc, fh, fw, e);
   }

@@ -169,7 +169,7 @@ static void run_bcase(const bcase *c, int portable) {
   p[FT_CV_LAYOUT] = FT_CV_Y_BLOCKED;
   const void *ins[4] = {X, Wp, Bp, NULL};
   run_packed(p, conv, pack, Wp, ins, Hb, c->threads, portable);
-  float *unb = malloc(sizeof(float) * (size_t)(N * C * S));
+  float *unb = calloc((size_t)(N * C * S), sizeof(float)); /* calloc: GCC cannot see from_blocked fill it */
   from_blocked(Hb, unb, NULL, N, C, S);
   check("pointwise^T, Y blocked", c, portable, unb, hw, N * C * S, 1e-5 * (double)K);
   /* the depthwise conv on a random blocked input (Rb), then on the pointwise conv's output (Hb) */

@@ -10,20 +10,39 @@
 #define FTP_MODEL_HASH "5eed00000000000000000000000000000000000000000000000000000000cafe"
 #define FTP_WEIGHT_BYTES 16u
 #define FTP_ARENA_BYTES 0u
+#define FTP_NUM_INPUTS 1
+#define FTP_NUM_OUTPUTS 1
 typedef struct tprog_ctx tprog_ctx; /* what OUT.h declares */
+typedef struct tprog_model tprog_model;
 int tprog_init(tprog_ctx **ctx, const char *weights_path, char *err, size_t err_len);
 int tprog_init_with_arena(tprog_ctx **ctx, const char *weights_path, void *arena, char *err, size_t err_len);
 int tprog_run(tprog_ctx *ctx, const void *const *inputs, void *const *outputs);
 void tprog_free(tprog_ctx *ctx);
+int tprog_model_open(tprog_model **model, const char *weights_path, char *err, size_t err_len);
+void tprog_model_close(tprog_model *model);
+int tprog_ctx_new(tprog_ctx **ctx, tprog_model *model, void *arena, char *err, size_t err_len);
+void tprog_ctx_free(tprog_ctx *ctx);
+void tprog_ctx_set_threads(tprog_ctx *ctx, int threads);
+int tprog_num_inputs(void);
+int tprog_num_outputs(void);
+int tprog_io_info(int is_output, int i, const char **name, int *dtype, int *rank, const int64_t **dims);
+size_t tprog_arena_bytes(void);
 #include "program.h"
 
+static const ftp_io tprog_io[2] = {{"x", 1, 1, {2}}, {"y", 1, 1, {2}}};
+static const ftp_io *ftp_io_of(int plan, int is_output, int i) { return plan == 0 && i == 0 ? &tprog_io[is_output] : NULL; }
+static const char *ftp_plan_name_of(int plan) { return plan == 0 ? "" : NULL; }
+
 static unsigned char *last_arena;
-static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+static int last_threads;
+static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
                       void *const *outputs) {
+  (void)plan;
   const float *w = (const float *)weights, *x = (const float *)inputs[0];
   float *y = (float *)outputs[0];
   for (int i = 0; i < 2; i++) y[i] = x[i] * w[i] + w[i + 2];
   last_arena = arena;
+  last_threads = ft_get_threads();
 }
 
 static char *dir;
@@ -187,6 +206,64 @@ Test(program, init_run_free) {
   cr_assert(strstr(err, "another model"), "%s", err);
   cr_assert_null(ctx);
   cr_assert_eq(tprog_init(&ctx, NULL, err, sizeof err), 1, "no built-in weights: %s", err);
+}
+
+/* One model handle, several contexts: each its own arena, all the handle's one copy of the
+ * weights; the weights outlive the handle while a context holds them; a context's thread count
+ * is what its runs see and is put back after. */
+Test(program, model_handle_shared_by_contexts) {
+  char err[256] = "";
+  char *good = weights_file("good.weights", 16, FTP_MODEL_HASH, 16);
+  tprog_model *m = NULL;
+  cr_assert_eq(tprog_model_open(&m, good, err, sizeof err), 0, "%s", err);
+  tprog_ctx *a = NULL, *b = NULL;
+  cr_assert_eq(tprog_ctx_new(&a, m, NULL, err, sizeof err), 0, "%s", err);
+  _Alignas(64) unsigned char mine[64];
+  cr_assert_eq(tprog_ctx_new(&b, m, mine, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(a->model->weights.data, b->model->weights.data, "one copy of the weights");
+  cr_assert_neq(a->arena, b->arena);
+  tprog_model_close(m); /* the contexts keep the weights */
+  float x[2] = {1, 4}, y[2] = {0, 0};
+  const void *in[1] = {x};
+  void *out[1] = {y};
+  int before = ft_get_threads();
+  tprog_ctx_set_threads(a, 7);
+  cr_assert_eq(tprog_run(a, in, out), 0);
+  cr_assert_eq(last_threads, 7);
+  cr_assert_eq(ft_get_threads(), before, "the context's setting is for its runs only");
+  cr_assert_float_eq(y[1], 4 * -3 + 10.0f, 0);
+  y[1] = 0;
+  cr_assert_eq(tprog_run(b, in, out), 0);
+  cr_assert_eq(last_arena, mine);
+  cr_assert_eq(last_threads, before);
+  cr_assert_float_eq(y[1], 4 * -3 + 10.0f, 0);
+  tprog_ctx_free(a);
+  cr_assert_eq(tprog_run(b, in, out), 0, "the other context still runs");
+  tprog_ctx_free(b);
+
+  /* refusals: no model, a misaligned arena; nothing made */
+  tprog_ctx *c = (tprog_ctx *)1;
+  cr_assert_eq(tprog_ctx_new(&c, NULL, NULL, err, sizeof err), 1);
+  cr_assert_null(c);
+  cr_assert(strstr(err, "tprog_model_open"), "%s", err);
+  cr_assert_eq(tprog_model_open(&m, good, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(tprog_ctx_new(&c, m, mine + 8, err, sizeof err), 1);
+  cr_assert(strstr(err, "64-byte aligned"), "%s", err);
+  tprog_model_close(m);
+  tprog_model *bad = (tprog_model *)1;
+  cr_assert_eq(tprog_model_open(&bad, tu_fmt("%s/missing.weights", dir), err, sizeof err), 4);
+  cr_assert_null(bad);
+
+  /* the I/O table */
+  const char *name;
+  int dtype, rank;
+  const int64_t *dims;
+  cr_assert_eq(tprog_num_inputs(), 1);
+  cr_assert_eq(tprog_io_info(1, 0, &name, &dtype, &rank, &dims), 0);
+  cr_assert_str_eq(name, "y");
+  cr_assert(dtype == 1 && rank == 1 && dims[0] == 2);
+  cr_assert_eq(tprog_io_info(0, 1, &name, NULL, NULL, NULL), -1);
+  cr_assert_eq(tprog_io_info(0, -1, &name, NULL, NULL, NULL), -1);
 }
 
 /* --embed-weights: the program runs without its weights file, and computes what the program
