@@ -1258,7 +1258,7 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
   if (!o->xblk) { /* the ISA's register tile (ukernels/): pixel i's channel k at x[i + k xs] */
     float t[FT_PWT_MR * FT_GEMM_NR] __attribute__((aligned(64)));
     ft_v16f acc[FT_PWT_MR];
-    ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t);
+    ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t, NULL, 0);
     for (int h = 0; h < nv; h++) {
       for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
       ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, h ? nc - 16 : nc < 16 ? nc : 16);

@@ -305,8 +305,9 @@ static inline __attribute__((always_inline)) ft_vn ft_vn_geluf(ft_vn x) {
   a = FT_VN_SEL(a < 15.0f, a, z + 15.0f); /* NaN -> 15 */
   /* u is -x^2/2 as the scalar's ha * a (scaling by -0.5 is exact), written so that the compiler
    * does not take ha * a for u below and fold ul to 0 */
-  ft_vn ha = -0.5f * a, u = (a * a) * -0.5f;
+  ft_vn u = (a * a) * -0.5f;
 #ifdef __FP_FAST_FMAF
+  ft_vn ha = -0.5f * a;
   ft_vn ul = ha * a - u; /* contracted to one FMA, as the scalar's __builtin_fmaf */
 #else
   ft_vn ul = z;

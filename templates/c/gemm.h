@@ -422,16 +422,15 @@ static void ft_gemm_pack_b(int64_t K, int64_t N, const float *b, int64_t rs, int
  * ft_gemm_ukernel_mr, ft_gemm_ukernel_rows_mr and the small-M tiles itself; every other ISA's
  * defines one entry, ft_uk_tile, which these call. */
 #if FT_ISA != FT_ISA_AVX512
-/* t (mr x NR) = A sliver (kc x MR, packed) * B panel (kc x NR, packed); pf (a prefetch hint) unused */
+/* t (mr x NR) = A sliver (kc x MR, packed) * B panel (kc x NR, packed); pf: a line a k-step to
+ * prefetch (ft_gemm_column: half the next panel), NULL none */
 static void ft_gemm_ukernel_mr(int mr, int64_t kc, const float *a, const float *b, float *t, const float *pf) {
-  (void)pf;
-  ft_uk_tile(mr, FT_GEMM_NR, kc, a, 1, FT_GEMM_MR, b, t);
+  ft_uk_tile(mr, FT_GEMM_NR, kc, a, 1, FT_GEMM_MR, b, t, pf, 64);
 }
 /* the same with A's mr rows where they lie, lda apart */
 static inline void ft_gemm_ukernel_rows_mr(int mr, int64_t kc, const float *a, int64_t lda, const float *b, float *t,
                                            const float *pf) {
-  (void)pf;
-  ft_uk_tile(mr, FT_GEMM_NR, kc, a, lda, 1, b, t);
+  ft_uk_tile(mr, FT_GEMM_NR, kc, a, lda, 1, b, t, pf, 64);
 }
 #endif
 /* ---- tile epilogue ------------------------------------------------------------------------ */
@@ -1129,7 +1128,7 @@ static inline void ft_gemm_small_tile_mr(int mr, int nv, int64_t K, const float 
 #if FT_ISA == FT_ISA_AVX512
   ft_gemm_small_tiles[mr][nv - 1](K, a, ars, b, t);
 #else
-  ft_uk_tile(mr, 16 * nv, K, a, ars, 1, b, t);
+  ft_uk_tile(mr, 16 * nv, K, a, ars, 1, b, t, b + FT_GEMM_SMALL_PFD, 4 * FT_GEMM_NR); /* B ahead, a row a k-step */
 #endif
 }
 

@@ -95,16 +95,18 @@ static const ft_uk_pass_fn ft_uk_passes[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, 
 
 /* t (mr rows, 32 apart) columns [0, cols) (cols 16 or 32) = A (mr x K, element (i, k) at
  * a[i * ars + k * aks]) * B (K rows of a packed panel, 32 apart, from b): the ISA's tile entry
- * that gemm.h's micro-kernels, small-M tiles and the transposed conv tile call. mr <= 16. */
+ * that gemm.h's micro-kernels, small-M tiles and the transposed conv tile call. mr <= 16. pf:
+ * pfk bytes a k-step to prefetch from there (NULL: none; one and two rows, a single B stream,
+ * leave it to the hardware). */
 static void ft_uk_tile(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,
-                       float *t) {
+                       float *t, const float *pf, int64_t pfk) {
   if (mr == 1) { /* a GEMV: the whole width in one pass, even and odd k apart */
     if (cols == 32) ft_uk_row(4, K, a, aks, b, t);
     else ft_uk_row(2, K, a, aks, b, t);
   } else if (mr == 2 && cols == 32) { /* 8 accumulators over the whole width */
     ft_uk_pass(2, 4, K, a, ars, aks, b, t, 0);
   } else {
-    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes, FT_UK_KB);
+    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes, FT_UK_KB, (const char *)pf, pfk);
   }
 }
 

@@ -86,12 +86,12 @@ static const ft_uk_pass_fn ft_uk_passes[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, 
 
 /* The ISA's tile entry (see gemm_f32_avx2.h's): mr <= 16 rows, cols 16 or 32. */
 static void ft_uk_tile(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,
-                       float *t) {
+                       float *t, const float *pf, int64_t pfk) {
   if (mr == 1) {
     for (int h = 0; h < cols; h += 16) ft_uk_row16(K, a, aks, b + h, t + h);
     return;
   }
-  ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 8, ft_uk_passes, FT_UK_KB);
+  ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 8, ft_uk_passes, FT_UK_KB, (const char *)pf, pfk);
 }
 
 #undef FT_UK_KB

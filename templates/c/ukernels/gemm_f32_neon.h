@@ -93,14 +93,14 @@ static const ft_uk_pass_fn ft_uk_passes8[13] = {NULL, NULL, NULL, NULL, NULL, NU
 
 /* The ISA's tile entry (see gemm_f32_avx2.h's): mr <= 16 rows, cols 16 or 32. */
 static void ft_uk_tile(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,
-                       float *t) {
+                       float *t, const float *pf, int64_t pfk) {
   if (mr == 1) {
     if (cols == 32) ft_uk_row(8, K, a, aks, b, t);
     else ft_uk_row(4, K, a, aks, b, t);
   } else if (mr >= 7 && mr <= 12) {
-    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 12, 8, ft_uk_passes8, FT_UK_KB);
+    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 12, 8, ft_uk_passes8, FT_UK_KB, (const char *)pf, pfk);
   } else { /* up to 6 rows, or groups of 5 or 6 of 13 to 16 */
-    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes16, FT_UK_KB);
+    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes16, FT_UK_KB, (const char *)pf, pfk);
   }
 }
 

@@ -20,9 +20,12 @@
 typedef void (*ft_uk_pass_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int);
 
 /* Rows [0, mr) of t, columns [0, cols): passes[r] for r in [1, maxr] computes r rows x w
- * columns; rows are cut into groups of even size (7 = 4 + 3, 11 = 6 + 5). */
+ * columns; rows are cut into groups of even size (7 = 4 + 3, 11 = 6 + 5). pf (NULL: none): pfk
+ * bytes a k-step to prefetch from there, each block's share before its passes (gemm.h's
+ * ft_gemm_column hands a tile half of the next B panel, which comes from DRAM in a model). */
 static void ft_uk_drive(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,
-                        float *t, int maxr, int w, const ft_uk_pass_fn *passes, int64_t kb) {
+                        float *t, int maxr, int w, const ft_uk_pass_fn *passes, int64_t kb, const char *pf,
+                        int64_t pfk) {
   if (K <= 0) {
     for (int i = 0; i < mr; i++)
       for (int j = 0; j < cols; j++) t[i * 32 + j] = 0.0f;
@@ -31,6 +34,8 @@ static void ft_uk_drive(int mr, int cols, int64_t K, const float *a, int64_t ars
   int ng = (mr + maxr - 1) / maxr;
   for (int64_t k0 = 0; k0 < K; k0 += kb) {
     int64_t kn = K - k0 < kb ? K - k0 : kb;
+    if (pf) /* the block's share of what the caller reads next (the next panel), into L2 */
+      for (int64_t q = k0 * pfk; q < (k0 + kn) * pfk; q += 64) __builtin_prefetch(pf + q, 0, 2);
     for (int h = 0; h < cols; h += w)
       for (int g = 0, r0 = 0; g < ng; g++) {
         int r = (mr - r0 + (ng - g) - 1) / (ng - g);
