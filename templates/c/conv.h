@@ -1250,6 +1250,28 @@ static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_
   }
 }
 
+#if FT_ISA != FT_ISA_AVX512
+/* Off AVX-512: the tile t (mr pixels x 32 channels, NR apart) into NCHW, channel by channel: its
+ * mr outputs gathered into a row, then bias, residual (read before the output is written: an
+ * in-place residual), the activation on the row (ft_gemm_act: the ISA's vectors) and the store.
+ * The transposed gathers beat ft_pwt_store's masked vectors of 16, which off AVX-512 go through
+ * buffers one lane at a time. */
+static void ft_pwt_store_nchw(int mr, const float *t, const ft_pwt_out *o, int64_t hw0, int64_t co0, int nc) {
+  const ft_gemm_epi *e = o->e;
+  float row[FT_PWT_MR];
+  for (int j = 0; j < nc; j++) {
+    int64_t co = co0 + j, at = co * o->ys + hw0;
+    float bv = o->bias ? e->beta * o->bias[co] : 0.0f, alpha = e->alpha;
+    for (int i = 0; i < mr; i++) row[i] = alpha * t[i * FT_GEMM_NR + j] + bv;
+    const float *r = o->res ? o->res + at : NULL;
+    if (r && !e->res_after) for (int i = 0; i < mr; i++) row[i] += r[i];
+    if (e->act) ft_gemm_act(row, mr, e);
+    if (r && e->res_after) for (int i = 0; i < mr; i++) row[i] += r[i];
+    memcpy(o->y + at, row, sizeof(float) * (size_t)mr);
+  }
+}
+#endif
+
 /* One tile: HW rows [hw0, hw0 + mr) x the B panel bp (32 channels from co0, nc of them real;
  * nv = 1 when nc <= 16: the second vector would only hold zeros). */
 static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, const int nv, int64_t K, const float *bp,
@@ -1257,11 +1279,15 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
 #if FT_ISA != FT_ISA_AVX512
   if (!o->xblk) { /* the ISA's register tile (ukernels/): pixel i's channel k at x[i + k xs] */
     float t[FT_PWT_MR * FT_GEMM_NR] __attribute__((aligned(64)));
-    ft_v16f acc[FT_PWT_MR];
     ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t, NULL, 0);
-    for (int h = 0; h < nv; h++) {
-      for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
-      ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, h ? nc - 16 : nc < 16 ? nc : 16);
+    if (o->yblk) {
+      ft_v16f acc[FT_PWT_MR];
+      for (int h = 0; h < nv; h++) {
+        for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
+        ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, 16);
+      }
+    } else {
+      ft_pwt_store_nchw(mr, t, o, hw0, co0, nc);
     }
     return;
   }

@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifdef __AVX512F__
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
 #endif
 
@@ -132,11 +132,23 @@ typedef int32_t ft_v16i __attribute__((vector_size(64)));
  * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
 #define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
 
-/* *v = lanes [0, k) of p, zeros after (k <= 16). */
+#if FT_ISA == FT_ISA_AVX2
+/* the lanes [0, k) of 8 (k may be <= 0 or >= 8) as an AVX2 mask */
+static inline __attribute__((always_inline)) __m256i ft_v8_lanes(int64_t k) {
+  int kk = k < 0 ? 0 : k > 8 ? 8 : (int)k;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#endif
+
+/* *v = lanes [0, k) of p, zeros after (k <= 16). AVX-512 and AVX2: masked loads (masked-off
+ * lanes neither fault nor read); elsewhere through a small buffer. */
 static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
   if (k >= 16) { *v = *(const ft_v16u *)p; return; }
 #ifdef __AVX512F__
   *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
+#elif FT_ISA == FT_ISA_AVX2
+  __m256 lo = _mm256_maskload_ps(p, ft_v8_lanes(k)), hi = _mm256_maskload_ps(p + 8, ft_v8_lanes(k - 8));
+  *v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 #else
   float b[16] __attribute__((aligned(64))) = {0};
   for (int64_t j = 0; j < k; j++) b[j] = p[j];
@@ -148,6 +160,11 @@ static inline __attribute__((always_inline)) void ft_v16_store(float *p, const f
   if (k >= 16) { *(ft_v16u *)p = *v; return; }
 #ifdef __AVX512F__
   _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
+#elif FT_ISA == FT_ISA_AVX2
+  __m256 lo = __builtin_shufflevector(*v, *v, 0, 1, 2, 3, 4, 5, 6, 7);
+  __m256 hi = __builtin_shufflevector(*v, *v, 8, 9, 10, 11, 12, 13, 14, 15);
+  _mm256_maskstore_ps(p, ft_v8_lanes(k), lo);
+  _mm256_maskstore_ps(p + 8, ft_v8_lanes(k - 8), hi);
 #else
   float b[16] __attribute__((aligned(64)));
   *(ft_v16f *)b = *v;
