@@ -37,6 +37,10 @@ int ft_fail(ft_err *e, int code, const char *fmt, ...) __attribute__((format(pri
 #define FT_MAX_TENSOR_BYTES_DEFAULT ((size_t)1 << 32)
 extern size_t ft_max_tensor_bytes;
 
+/* The most nodes a graph may grow to: by unrolling loops (compiler/passes/loop.c) and by
+ * inlining model-local functions (onnx/load.c), where nesting multiplies. */
+#define FT_GRAPH_MAX_NODES 100000
+
 /* ONNX AttributeProto.AttributeType values. */
 enum { FT_ATTR_FLOAT = 1, FT_ATTR_INT = 2, FT_ATTR_STRING = 3, FT_ATTR_TENSOR = 4,
        FT_ATTR_GRAPH = 5, FT_ATTR_FLOATS = 6, FT_ATTR_INTS = 7, FT_ATTR_STRINGS = 8 };

@@ -38,9 +38,8 @@
 
 #define FT_UNROLL_MAX_ITERS 1024
 #define FT_UNROLL_MAX_NODES 50000
-/* Loops nest, and each check above sees only its own body: the whole graph stops growing here, or
- * a model of a few nested loops would ask for billions of nodes. */
-#define FT_GRAPH_MAX_NODES 100000
+/* Loops nest, and each check above sees only its own body: the whole graph stops growing at
+ * FT_GRAPH_MAX_NODES (ir.h), or a model of a few nested loops would ask for billions of nodes. */
 
 /* The graph attribute `name` of node i. */
 static int body_graph(const ft_graph *g, int i, const char *name, const ft_graph **b, ft_err *e) {

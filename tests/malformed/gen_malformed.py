@@ -810,6 +810,99 @@ def gen_invalid(g):
             has=["w"], note="initializer with data_type %d" % dt)
 
 
+# ---- round 2: functions, subgraphs and names (issue 39) --------------------------------------
+
+def fn_model(nodes, inputs, outputs, functions, inits=(), opset=13):
+    m = mk(nodes, inputs, outputs, inits, opset=opset,
+           opsets=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)])
+    m.functions.extend(functions)
+    return m
+
+
+def fn(name, ins, outs, nodes):
+    return helper.make_function("local", name, list(ins), list(outs), list(nodes),
+                                [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)])
+
+
+def call(f, ins, outs, name):
+    return helper.make_node(f, list(ins), list(outs), name=name, domain="local")
+
+
+def gen_round2(g):
+    def add(name, m, cls="invalid", expect=(2,), **kw):
+        g.add(cls + "_" + name, cls, m, expect=expect, **kw)
+
+    # a function that calls itself through an If's branch or a Loop's body: the depth limit must
+    # count across subgraphs (it restarted in every one, and the recursion ran out of stack)
+    then_g = helper.make_graph([call("Rec", ["X"], ["t"], "again")], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([node("Identity", ["X"], ["t"], "stop")], "else", [], [vi("t", F, None)])
+    rec = fn("Rec", ["X"], ["Y"], [node("If", ["c"], ["Y"], "rec_if", then_branch=then_g, else_branch=else_g)])
+    # (c is read from outside the function: refused too, but only after the recursion is found)
+    rec_c = fn("Rec", ["X"], ["Y"], [node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+                                     node("If", ["c"], ["Y"], "rec_if", then_branch=then_g, else_branch=else_g)])
+    add("fn_recursive_if", fn_model([call("Rec", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], [rec_c]),
+        has=["Rec", "itself"], note="a local function calling itself from an If branch (was a stack overflow)")
+    body = helper.make_graph([call("RecL", ["h"], ["h2"], "again"), node("Identity", ["cond"], ["cond2"], "keep")],
+                             "body", [vi("i", I64, []), vi("cond", B, []), vi("h", F, None)],
+                             [vi("cond2", B, []), vi("h2", F, None)])
+    recl = fn("RecL", ["X"], ["Y"], [node("Constant", [], ["n"], "cst", value=helper.make_tensor("v", I64, [], [2])),
+                                     node("Loop", ["n", "", "X"], ["Y"], "rec_loop", body=body)])
+    add("fn_recursive_loop", fn_model([call("RecL", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], [recl]),
+        has=["RecL", "itself"], note="a local function calling itself from a Loop body")
+    # 12 functions each calling the next 10 times: 10^11 nodes from 3 KB
+    fns = []
+    for k in range(12):
+        if k == 11:
+            fns.append(fn("F11", ["A"], ["B"], [node("Relu", ["A"], ["B"], "leaf")]))
+            continue
+        chain = []
+        for j in range(10):
+            chain.append(call("F%d" % (k + 1), ["A" if j == 0 else "t%d" % (j - 1)], ["B" if j == 9 else "t%d" % j], "c%d" % j))
+        fns.append(fn("F%d" % k, ["A"], ["B"], chain))
+    add("fn_expansion_bomb", fn_model([call("F0", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], fns),
+        cls="size", expect=(3,), has=["F0", "100000"],
+        note="12 functions each calling the next 10 times: stop at the graph's node limit (was 5.8 GB, then SIGSEGV)")
+    # names resolve by scope: an undefined name in a body is not the caller's value of the same
+    # prefixed name
+    leak = fn("Leak", ["A"], ["B"], [node("Add", ["A", "t"], ["B"], "add_t")])
+    add("fn_reads_caller_value", fn_model([call("Leak", ["x"], ["y"], "call")], [vi("x", F, [2]), vi("call#0/t", F, [2])],
+                                          [vi("y", F, None)], [leak]),
+        has=["Leak", "'t'"], note="the body reads 't', which it does not define; the caller has 'call#0/t'")
+    long = "L" * 1100
+    cut = fn("Cut", ["A"], ["B"], [node("Relu", ["A"], [long + "a"], "r"), node("Neg", [long + "b"], ["B"], "n")])
+    add("fn_long_names_merge", fn_model([call("Cut", ["x"], ["y"], "call")], [vi("x", F, [2])], [vi("y", F, None)], [cut]),
+        has=["Cut", long[:100]], note="two names that differ after 1,100 bytes (cut at 1,023 and merged)")
+    tw = fn("Twice", ["A"], ["B"], [node("Add", ["A", "A"], ["T"], "add"), node("Mul", ["T", "T"], ["B"], "mul")])
+    nm = "N" * 600
+    add("fn_long_caller_names", fn_model([call("Twice", ["x"], ["u"], nm + "1"), call("Twice", ["u"], ["y"], nm + "2")],
+                                         [vi("x", F, [2])], [vi("y", F, None)], [tw]),
+        cls="exitclass", expect=(0,), note="two calls whose 600-byte names share a prefix: each call keeps its own T (was refused)")
+    add("fn_too_many_inputs", fn_model([call("Twice", ["x", "x", "x"], ["y"], "call3")], [vi("x", F, [2])],
+                                       [vi("y", F, None)], [tw]),
+        has=["call3", "Twice"], note="a 1-input function called with 3 inputs")
+    add("fn_too_many_outputs", fn_model([call("Twice", ["x"], ["y", "z"], "call2o")], [vi("x", F, [2])],
+                                        [vi("y", F, None)], [tw]),
+        has=["call2o", "Twice"], note="a 1-output function called with 2 outputs")
+    sub_leak = fn("SubLeak", ["A"], ["B"], [
+        node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+        node("If", ["c"], ["B"], "sub_if",
+             then_branch=helper.make_graph([node("Add", ["A", "t"], ["o"], "add_t")], "then", [], [vi("o", F, None)]),
+             else_branch=helper.make_graph([node("Identity", ["A"], ["o"], "same")], "else", [], [vi("o", F, None)]))])
+    add("fn_subgraph_reads_caller", fn_model([call("SubLeak", ["x"], ["y"], "call")],
+                                             [vi("x", F, [2]), vi("t", F, [2])], [vi("y", F, None)], [sub_leak]),
+        has=["SubLeak", "'t'"], note="an If branch inside a body reads 't', which only the caller has")
+    # a body's private value read by an If branch inside it (resolved by scope, renamed for the branch)
+    priv = fn("Priv", ["A"], ["B"], [
+        node("Relu", ["A"], ["T"], "relu"),
+        node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+        node("If", ["c"], ["B"], "sub_if",
+             then_branch=helper.make_graph([node("Neg", ["T"], ["o"], "neg")], "then", [], [vi("o", F, None)]),
+             else_branch=helper.make_graph([node("Identity", ["T"], ["o"], "same")], "else", [], [vi("o", F, None)]))])
+    add("fn_subgraph_reads_body", fn_model([call("Priv", ["x"], ["y"], "call1"), call("Priv", ["y"], ["z"], "call2")],
+                                           [vi("x", F, [2]), vi("T", F, [2])], [vi("z", F, None)], [priv]),
+        cls="exitclass", expect=(0,), note="an If branch in a body reads the body's T (the caller has a T of its own): valid")
+
+
 # ---- wrong exit class today ----------------------------------------------------------------
 
 def gen_exitclass(g):
@@ -1096,6 +1189,7 @@ def main():
     gen_messages(g)
     gen_extdata(g)
     gen_files(g)
+    gen_round2(g)
     with open(os.path.join(root, "cases.json"), "w") as f:
         json.dump({"policy": __doc__[__doc__.index("Exit-code policy"):__doc__.index("A crash")].strip(),
                    "classes": CLASSES, "program_base": "program_base/model.onnx", "cases": g.cases}, f, indent=1)
