@@ -624,15 +624,19 @@ static int check_header(const Onnx__ModelProto *m, const char *path, ft_err *e) 
  * recurses) sees them: subgraphs in attributes and nested sequence types can nest without bound,
  * and a small file could otherwise exhaust the stack. Only the fields that can recurse are
  * followed; field numbers are onnx.proto's. */
-enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_FUNCTION, PB_TRAINING, PB_LEAF };
+enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_FUNCTION, PB_TRAINING, PB_TENSOR,
+       PB_LEAF };
 #define FT_MAX_NESTING 64
 
 static int pb_child(int kind, uint64_t field) {
   switch (kind) {
   case PB_MODEL: return field == 7 ? PB_GRAPH : field == 25 ? PB_FUNCTION : field == 20 ? PB_TRAINING : PB_LEAF;
-  case PB_GRAPH: return field == 1 ? PB_NODE : (field == 11 || field == 12 || field == 13) ? PB_VALUEINFO : PB_LEAF;
+  case PB_GRAPH:
+    return field == 1 ? PB_NODE : (field == 11 || field == 12 || field == 13) ? PB_VALUEINFO : field == 5 ? PB_TENSOR : PB_LEAF;
   case PB_NODE: return field == 5 ? PB_ATTR : PB_LEAF;
-  case PB_ATTR: return (field == 6 || field == 11) ? PB_GRAPH : (field == 14 || field == 15) ? PB_TYPE : PB_LEAF;
+  case PB_ATTR:
+    return (field == 6 || field == 11) ? PB_GRAPH : (field == 14 || field == 15) ? PB_TYPE
+         : (field == 5 || field == 10) ? PB_TENSOR : PB_LEAF;
   case PB_VALUEINFO: return field == 2 ? PB_TYPE : PB_LEAF;
   case PB_TYPE: return (field == 4 || field == 5 || field == 9) ? PB_TYPE_ELEM : PB_LEAF;
   case PB_TYPE_ELEM: return (field == 1 || field == 2) ? PB_TYPE : PB_LEAF; /* Sequence/Optional 1, Map 2 */
@@ -642,8 +646,24 @@ static int pb_child(int kind, uint64_t field) {
   }
 }
 
-/* 0 when the nesting stays within FT_MAX_NESTING; malformed wire data is left to protobuf-c. */
-static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth) {
+/* The string fields that name something (values, nodes, ops, domains, functions, attributes):
+ * protobuf-c ends a string at its first NUL byte, so "x\0a" and "x\0b" would both be read as "x"
+ * (two values merged, an undefined name bound to another). Such a name is refused on the wire. */
+static int pb_is_name(int kind, uint64_t field) {
+  switch (kind) {
+  case PB_GRAPH: return field == 2;
+  case PB_NODE: return field == 1 || field == 2 || field == 3 || field == 4 || field == 7;
+  case PB_ATTR: return field == 1 || field == 21;
+  case PB_VALUEINFO: return field == 1;
+  case PB_FUNCTION: return field == 1 || field == 4 || field == 5 || field == 6 || field == 10;
+  case PB_TENSOR: return field == 8;
+  default: return 0;
+  }
+}
+
+/* 0 when the nesting stays within FT_MAX_NESTING (else -1) and no name holds a NUL byte (else
+ * -2, *nul pointing at the name, *nul_len its length); malformed wire data is left to protobuf-c. */
+static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth, const uint8_t **nul, size_t *nul_len) {
   if (depth > FT_MAX_NESTING) return -1;
   while (p < end) {
     uint64_t key, v;
@@ -654,8 +674,14 @@ static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int dep
     case 5: if (end - p < 4) return 0; p += 4; break;
     case 2: {
       if (ft_pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
+      if (pb_is_name(kind, key >> 3) && memchr(p, 0, (size_t)v)) {
+        *nul = p;
+        *nul_len = (size_t)v;
+        return -2;
+      }
       int child = pb_child(kind, key >> 3);
-      if (child != PB_LEAF && pb_nesting_ok(p, p + v, child, depth + 1)) return -1;
+      int rc = child != PB_LEAF ? pb_nesting_ok(p, p + v, child, depth + 1, nul, nul_len) : 0;
+      if (rc) return rc;
       p += v;
       break;
     }
@@ -844,8 +870,17 @@ static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e) {
   *out = NULL;
-  if (pb_nesting_ok(data, (const uint8_t *)data + len, PB_MODEL, 0))
+  const uint8_t *nul = NULL;
+  size_t nul_len = 0;
+  int wire = pb_nesting_ok(data, (const uint8_t *)data + len, PB_MODEL, 0, &nul, &nul_len);
+  if (wire == -1)
     return ft_fail(e, FT_EINVALID, "%s: subgraphs or types nest more than %d deep; not a model ftax reads", path, FT_MAX_NESTING);
+  if (wire == -2) {
+    char shown[512];
+    ft_text_escape_n(shown, sizeof shown, (const char *)nul, nul_len < 120 ? nul_len : 120);
+    return ft_fail(e, FT_EINVALID, "%s: the name '%s%s' holds a NUL byte; names in ONNX are text without NUL bytes", path,
+                   shown, nul_len > 120 ? "..." : "");
+  }
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
   if (!m || !m->graph) {
     if (m) onnx__model_proto__free_unpacked(m, NULL);

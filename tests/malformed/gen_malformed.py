@@ -901,6 +901,14 @@ def gen_round2(g):
     add("fn_subgraph_reads_body", fn_model([call("Priv", ["x"], ["y"], "call1"), call("Priv", ["y"], ["z"], "call2")],
                                            [vi("x", F, [2]), vi("T", F, [2])], [vi("z", F, None)], [priv]),
         cls="exitclass", expect=(0,), note="an If branch in a body reads the body's T (the caller has a T of its own): valid")
+    # NUL bytes inside names: protobuf-c stops at the NUL, and 'x\\0a' became the input 'x'
+    add("name_nul_reads_input", base_relu([node("Relu", ["x\0a"], ["y"], "relu_nul")]), has=["NUL", "x\\x00a"],
+        note="a node reads 'x\\0a', undefined; cut at the NUL it was the graph input 'x'")
+    add("name_nul_two_values", mk([node("Relu", ["x"], ["t\0a"], "r1"), node("Neg", ["x"], ["t\0b"], "r2"),
+                                   node("Add", ["t\0a", "t\0b"], ["y"], "add")], [vi("x", F, [2])], [vi("y", F, None)]),
+        has=["NUL"], note="two values 't\\0a' and 't\\0b' that protobuf-c reads as one 't'")
+    add("name_nul_node", base_relu([node("Relu", ["x"], ["y"], "relu\0hidden")]), has=["NUL"],
+        note="a node name with a NUL byte")
 
 
 # ---- wrong exit class today ----------------------------------------------------------------
