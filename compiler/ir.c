@@ -243,6 +243,11 @@ int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt) {
   return a ? a->i : dflt;
 }
 
+int ft_attr_int_in(const ft_node *n, const char *name, int64_t dflt, int64_t lo, int64_t hi, int64_t *out) {
+  *out = ft_attr_int(n, name, dflt);
+  return *out < lo || *out > hi ? -1 : 0;
+}
+
 float ft_attr_float(const ft_node *n, const char *name, float dflt) {
   const ft_attr *a = ft_attr_find(n, name);
   return a ? (a->type == FT_ATTR_INT ? (float)a->i : a->f) : dflt;

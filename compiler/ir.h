@@ -150,6 +150,10 @@ int ft_value_is_outer(const ft_graph *sub, int v);
 /* Attribute lookup with defaults. */
 const ft_attr *ft_attr_find(const ft_node *n, const char *name);
 int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt);
+/* The integer attribute (dflt if absent) in *out; -1 when it lies outside [lo, hi]. Every integer
+ * attribute narrowed to int, or with a range the op gives it, is read through this (ft_attr_int_c
+ * in op.h says why the model is wrong), so 2^32 + k is never read as k. */
+int ft_attr_int_in(const ft_node *n, const char *name, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 float ft_attr_float(const ft_node *n, const char *name, float dflt);
 const char *ft_attr_str(const ft_node *n, const char *name, const char *dflt);
 int ft_attr_ints(const ft_node *n, const char *name, const int64_t **v); /* count, -1 absent */

@@ -155,6 +155,9 @@ int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor
 /* Strides of t broadcast to shape out (0 on broadcast dims), written into p[0..out->rank). */
 void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p);
 int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out); /* negative axes, range check */
+/* Integer attribute `name` of the node (dflt if absent) into *out, refused (FT_EINVALID, naming
+ * the attribute, its value and the range) outside [lo, hi] (ft_attr_int_in, ir.h). */
+int ft_attr_int_c(ft_opctx *c, const char *name, int64_t dflt, int64_t lo, int64_t hi, int *out);
 void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
 /* p[0..3) = [outer, n, inner]: x as outer blocks of n = dims[axis] rows (1 for a scalar) of
  * inner elements, the layout the kernels that work along one axis take. */

@@ -258,7 +258,8 @@ static int stack_infer(ft_opctx *c) {
 }
 
 static int stack_plan(ft_opctx *c, ft_kcall *k) {
-  int axis = (int)ft_attr_int(c->node, "axis", 0);
+  int axis;
+  if (ft_attr_int_c(c, "axis", 0, -c->in[0]->rank - 1, c->in[0]->rank, &axis)) return c->err->code;
   if (axis < 0) axis += c->in[0]->rank + 1;
   size_t es = ft_dtype_size(c->in[0]->dtype);
   k->entry = concat_k;
@@ -287,7 +288,8 @@ static int split_sizes(ft_opctx *c, int *axis, int64_t *sizes) {
   }
   if (n < 0) { /* equal parts */
     n = c->n_out;
-    if (c->opset >= 18 && ft_attr_find(c->node, "num_outputs")) n = (int)ft_attr_int(c->node, "num_outputs", n);
+    if (c->opset >= 18 && ft_attr_find(c->node, "num_outputs") && ft_attr_int_c(c, "num_outputs", n, 1, FT_MAX_IO, &n))
+      return -1;
     if (n != c->n_out || n < 1) return ft_infer_fail(c, FT_EINVALID, "num_outputs is %d but the node has %d outputs", n, c->n_out), -1;
     /* before num_outputs (opset 18) the parts are equal; since, the last may be smaller, not empty */
     int64_t part = (dim + n - 1) / n;

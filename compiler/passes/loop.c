@@ -350,7 +350,11 @@ static int scan_shape_of(const ft_graph *g, int i, scan_shape *s, ft_err *e) {
                    g->path, ft_node_label(g, i));
   int rc = body_graph(g, i, "body", &s->body, e);
   if (rc) return rc;
-  s->n_in = (int)ft_attr_int(n, "num_scan_inputs", 0);
+  int64_t n_in;
+  if (ft_attr_int_in(n, "num_scan_inputs", 0, 1, FT_MAX_IO, &n_in))
+    return ft_fail(e, FT_EINVALID, "%s: %s: num_scan_inputs is %lld; it must be between 1 and the node's inputs",
+                   g->path, ft_node_label(g, i), (long long)n_in);
+  s->n_in = (int)n_in;
   s->n_state = n->n_in - s->n_in;
   s->n_out = s->body->n_outputs - s->n_state;
   if (s->n_in < 1 || s->n_state < 0 || s->n_out < 0 || s->body->n_inputs != n->n_in || n->n_out != s->body->n_outputs)

@@ -909,6 +909,28 @@ def gen_round2(g):
         has=["NUL"], note="two values 't\\0a' and 't\\0b' that protobuf-c reads as one 't'")
     add("name_nul_node", base_relu([node("Relu", ["x"], ["y"], "relu\0hidden")]), has=["NUL"],
         note="a node name with a NUL byte")
+    # int64 attributes are range-checked where they are read, never narrowed
+    big = 2 ** 32
+    add("split18_num_outputs_2p32", mk([node("Split", ["x"], ["a", "b"], "split_node", axis=0, num_outputs=big + 2)],
+                                       [vi("x", F, [4, 3])], [vi("a", F, None), vi("b", F, None)], opset=18),
+        has=["split_node", "num_outputs", str(big + 2)], note="num_outputs 2^32 + 2 (was read as 2)")
+    add("gathernd_batch_dims_2p32", mk([node("GatherND", ["x", "i"], ["y"], "gnd_node", batch_dims=big)],
+                                       [vi("x", F, [2, 3])], [vi("y", F, None)], [init("i", np.array([[1], [0]], np.int64))]),
+        has=["gnd_node", "batch_dims"], note="batch_dims 2^32 (was read as 0)")
+    add("reshape_allowzero_2p32", mk([node("Reshape", ["x", "s"], ["y"], "reshape_node", allowzero=big + 1)],
+                                     [vi("x", F, [2, 3])], [vi("y", F, None)], [init("s", np.array([3, 2], np.int64))],
+                                     opset=14),
+        has=["reshape_node", "allowzero"], note="allowzero 2^32 + 1 (was read as 1)")
+    sbody = helper.make_graph([node("Add", ["s_in", "xe"], ["s_out"], "acc")], "step",
+                              [vi("s_in", F, [2]), vi("xe", F, [2])], [vi("s_out", F, [2])])
+    add("scan_num_scan_inputs_2p32", mk([node("Scan", ["s0", "x"], ["s"], "scan_node", body=sbody, num_scan_inputs=big + 1)],
+                                        [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None)], opset=11),
+        has=["scan_node", "num_scan_inputs"], note="num_scan_inputs 2^32 + 1 (was read as 1)")
+    add("lstm_layout_2p32", mk([node("LSTM", ["x", "w", "r"], ["y"], "lstm_node", hidden_size=2, layout=big)],
+                               [vi("x", F, [1, 1, 2])], [vi("y", F, None)],
+                               [init("w", np.zeros((1, 8, 2), np.float32)), init("r", np.zeros((1, 8, 2), np.float32))],
+                               opset=14),
+        has=["lstm_node", "layout"], note="LSTM layout 2^32 (was read as 0)")
 
 
 # ---- wrong exit class today ----------------------------------------------------------------
