@@ -186,8 +186,17 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
   } else {
     /* int32, int16, int8, uint16, uint8, bool, float16, bfloat16 travel in int32_data */
     COUNT_CHECK(tp->n_int32_data);
+    /* each value must fit its type: 70000 in a float16 tensor is not a float16 cut to 16 bits */
+    int32_t lo = t->dtype == FT_INT8 ? -128 : t->dtype == FT_INT16 ? -32768 : es == 4 ? INT32_MIN : 0;
+    int32_t hi = t->dtype == FT_INT8 ? 127 : t->dtype == FT_UINT8 ? 255 : t->dtype == FT_BOOL ? 1
+               : t->dtype == FT_INT16 ? 32767 : es == 2 ? 65535 : INT32_MAX;
     for (int64_t i = 0; i < n; i++) {
       int32_t v = tp->int32_data[i];
+      if (v < lo || v > hi) {
+        rc = ft_fail(e, FT_EINVALID, "tensor '%s': int32_data[%lld] is %d, which is not a %s value (%d to %d)", name,
+                     (long long)i, (int)v, ft_dtype_name(t->dtype), (int)lo, (int)hi);
+        goto done;
+      }
       switch (es) {
       case 1: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
       case 2: ((uint16_t *)t->data)[i] = (uint16_t)v; break;

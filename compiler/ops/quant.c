@@ -70,6 +70,10 @@ static int qparams(ft_opctx *c, int *per_axis, int *axis) {
                            (long long)ft_numel(s), (long long)x->dims[*axis], *axis);
   }
   if (z && ft_numel(z) != ft_numel(s)) return ft_infer_fail(c, FT_EINVALID, "zero point and scale have different sizes");
+  /* the same shape, not just as many values: a [1, 3] zero point for a [3] scale is invalid */
+  int same = !z || z->rank == s->rank || (ft_numel(s) == 1 && z->rank <= 1 && s->rank <= 1);
+  for (int d = 0; same && z && d < z->rank && z->rank == s->rank; d++) same = z->dims[d] == s->dims[d];
+  if (!same) return ft_infer_fail(c, FT_EINVALID, "zero point has rank %d, scale rank %d; they must have the same shape", z->rank, s->rank);
   return scales_ok(c, s, "scale");
 }
 
@@ -366,6 +370,12 @@ static int matmul_integer_infer(ft_opctx *c) {
   if (rc) return rc;
   const ft_tensor *a = c->in[0], *b = c->in[1];
   if (!is_8bit(a->dtype) || !is_8bit(b->dtype)) return ft_infer_fail(c, FT_EINVALID, "A and B must be uint8 or int8");
+  for (int k = 0; k < 2; k++) { /* a zero point has its operand's type */
+    const ft_tensor *z = opt_in(c, 2 + k);
+    if (z && z->dtype != c->in[k]->dtype)
+      return ft_infer_fail(c, FT_EINVALID, "%s zero point is %s but %s is %s", k ? "b's" : "a's", ft_dtype_name(z->dtype),
+                           k ? "B" : "A", ft_dtype_name(c->in[k]->dtype));
+  }
   mm g;
   if ((rc = mm_shape(c, a, b, &g))) return rc;
   int64_t n;

@@ -931,6 +931,36 @@ def gen_round2(g):
                                [init("w", np.zeros((1, 8, 2), np.float32)), init("r", np.zeros((1, 8, 2), np.float32))],
                                opset=14),
         has=["lstm_node", "layout"], note="LSTM layout 2^32 (was read as 0)")
+    # silent acceptance: each of these is invalid
+    lbody = helper.make_graph([node("Identity", ["cond"], ["cond2"], "keep"), node("Neg", ["h"], ["h2"], "neg")],
+                              "body", [vi("i", I64, []), vi("cond", B, []), vi("h", F, [2])],
+                              [vi("cond2", B, []), vi("h2", F, [2])])
+    for nm, m_arr in {"loop_trip_float": np.array(3.0, np.float32), "loop_trip_two": np.array([3, 3], np.int64)}.items():
+        add(nm, mk([node("Loop", ["M", "", "x"], ["y"], "loop_node", body=lbody)], [vi("x", F, [2])], [vi("y", F, None)],
+                   [init("M", m_arr)]),
+            has=["loop_node", "trip count"], note="a constant Loop trip count %r (read as a count)" % m_arr.tolist())
+    for nm, attrs in {"scan_direction_7": dict(scan_input_directions=[7]),
+                      "scan_axes_too_long": dict(scan_input_axes=[0, 0, 0])}.items():
+        add(nm, mk([node("Scan", ["s0", "x"], ["s"], "scan_node", body=sbody, num_scan_inputs=1, **attrs)],
+                   [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None)], opset=11),
+            has=["scan_node", list(attrs)[0]], note="Scan with %r" % attrs)
+    add("quant_zero_point_shape", mk([node("QuantizeLinear", ["x", "s", "z"], ["y"], "q_node", axis=1)],
+                                     [vi("x", F, [2, 3])], [vi("y", T.UINT8, None)],
+                                     [init("s", np.array([0.5, 0.25, 1.0], np.float32)),
+                                      init("z", np.zeros((1, 3), np.uint8))]),
+        has=["q_node", "zero point"], note="a zero point of shape [1,3] for a scale of [3]")
+    add("matmulinteger_zp_type", mk([node("MatMulInteger", ["a", "b", "az"], ["y"], "mmi_node")],
+                                    [vi("a", T.UINT8, [2, 3])], [vi("y", T.INT32, None)],
+                                    [init("b", np.ones((3, 2), np.uint8)), init("az", np.array(3, np.int8))]),
+        has=["mmi_node", "zero point"], note="an int8 a_zero_point for a uint8 A")
+    h = T()
+    h.name = "w"
+    h.data_type = T.FLOAT16
+    h.dims.extend([2])
+    h.int32_data.extend([15360, 70000])
+    add("fp16_int32_data_70000", mk([node("Cast", ["w"], ["wf"], "cast_node", to=F), node("Add", ["x", "wf"], ["y"], "add_node")],
+                                    [vi("x", F, [2])], [vi("y", F, None)], [h]),
+        has=["'w'", "70000"], note="float16 int32_data holding 70000 (was cut to 16 bits)")
 
 
 # ---- wrong exit class today ----------------------------------------------------------------
