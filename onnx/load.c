@@ -717,6 +717,12 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
 /* Initializers: named, unique, their data read (external data from the model's folder). */
 static int load_initializers(load_ctx *L, const Onnx__GraphProto *gp) {
   ft_graph *g = L->g;
+  if (gp->n_sparse_initializer) { /* valid ONNX; read as missing, its readers were called invalid */
+    const Onnx__SparseTensorProto *sp = gp->sparse_initializer[0];
+    return ft_fail(L->e, FT_EUNSUPPORTED, "%s: the graph has %zu sparse initializers (the first '%s'); ftax does not "
+                   "support sparse tensors: store them dense", g->path, gp->n_sparse_initializer,
+                   sp->values && sp->values->name ? sp->values->name : "");
+  }
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     if (!tp->name || !tp->name[0]) return ft_fail(L->e, FT_EINVALID, "%s: initializer #%zu has no name", g->path, i);

@@ -244,7 +244,8 @@ static int stack_infer(ft_opctx *c) {
   int64_t axis = ft_attr_int(c->node, "axis", 0);
   if (axis < 0) axis += x0->rank + 1; /* counted from the end of the stacked shape, as Concat's */
   if (axis < 0 || axis > x0->rank || x0->rank >= FT_MAX_RANK)
-    return ft_infer_fail(c, FT_EUNSUPPORTED, "axis %lld for inputs of rank %d", (long long)axis, x0->rank);
+    return ft_infer_fail(c, x0->rank >= FT_MAX_RANK ? FT_EUNSUPPORTED : FT_EINVALID, "axis %lld for inputs of rank %d (from "
+                         "the axis of the node this Stack was made for)", (long long)ft_attr_int(c->node, "axis", 0), x0->rank);
   for (int i = 1; i < c->n_in; i++) {
     int same = c->in[i]->dtype == x0->dtype && c->in[i]->rank == x0->rank;
     for (int d = 0; same && d < x0->rank; d++) same = c->in[i]->dims[d] == x0->dims[d];

@@ -420,8 +420,12 @@ static int scan_output(ft_graph *g, int i, const scan_shape *s, const int *piece
   if (out < 0) return 0;
   int *order = malloc(sizeof(int) * (size_t)(s->len + 1));
   int reverse = attr_at(&g->nodes[i], "scan_output_directions", k) != 0;
+  /* the pieces are not inferred yet: the rank the body declares for its output, if it does */
+  int rc = ft_join_axis_check(g, i, "Stack", s->body->vals[s->body->outputs[s->n_state + k]].declared_rank,
+                              attr_at(&g->nodes[i], "scan_output_axes", k), e);
+  if (rc) { free(order); return rc; }
   for (int64_t t = 0; t < s->len; t++) order[t] = pieces[(reverse ? s->len - 1 - t : t) * s->n_out + k];
-  int rc = ft_join_into(g, i, "Stack", order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
+  rc = ft_join_into(g, i, "Stack", order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
   free(order);
   return rc;
 }

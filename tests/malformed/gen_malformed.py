@@ -961,6 +961,31 @@ def gen_round2(g):
     add("fp16_int32_data_70000", mk([node("Cast", ["w"], ["wf"], "cast_node", to=F), node("Add", ["x", "wf"], ["y"], "add_node")],
                                     [vi("x", F, [2])], [vi("y", F, None)], [h]),
         has=["'w'", "70000"], note="float16 int32_data holding 70000 (was cut to 16 bits)")
+    # ftaxc --dump prints names escaped, as every other path does
+    esc = "\x1b]0;owned\x07\x1b[2J"
+    add("dump_escapes_names", mk([node("Relu", ["x" + esc], ["y" + esc], "relu" + esc), node("Neg", ["y" + esc], ["y"], "neg")],
+                                 [vi("x" + esc, F, [2, 2])], [vi("y", F, None)]),
+        cls="message", expect=(0,), args=["--dump", "--emit-only"],
+        note="names with terminal escapes through --dump (printed raw before)")
+
+    # invalid models named as such: the model's node (not the Stack made from it), exit 2; sparse is 3
+    sbody2 = helper.make_graph([node("Add", ["s_in", "xe"], ["s_out"], "acc"), node("Identity", ["xe"], ["ye"], "pick")],
+                               "step", [vi("s_in", F, [2]), vi("xe", F, [2])], [vi("s_out", F, [2]), vi("ye", F, [2])])
+    add("scan_output_axis_5", mk([node("Scan", ["s0", "x"], ["s", "ys"], "scan_node", body=sbody2, num_scan_inputs=1,
+                                       scan_output_axes=[5])],
+                                 [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None), vi("ys", F, None)], opset=11),
+        has=["'scan_node' (Scan)", "axis 5"], lacks=["Stack"], note="a scan output axis of 5 for pieces of rank 1")
+    add("cfs_axis_5", mk([node("SplitToSequence", ["x"], ["q"], "sts_node", axis=0),
+                          node("ConcatFromSequence", ["q"], ["y"], "cfs_node", axis=5, new_axis=1)],
+                         [vi("x", F, [3, 2])], [vi("y", F, None)]),
+        has=["'cfs_node' (ConcatFromSequence)", "axis 5"], lacks=["Stack"],
+        note="ConcatFromSequence new_axis 1, axis 5 for elements of rank 2")
+    sp = mk([node("Add", ["x", "w"], ["y"], "add_node")], [vi("x", F, [4])], [vi("y", F, None)])
+    sp.graph.sparse_initializer.extend([helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.0], np.float32), "w"),
+                                                                  numpy_helper.from_array(np.array([2], np.int64), "wi"),
+                                                                  [4])])
+    add("sparse_initializer", sp, cls="exitclass", expect=(3,), has=["sparse"],
+        note="a sparse initializer: valid ONNX that ftax does not support (3, was 2)")
 
 
 # ---- wrong exit class today ----------------------------------------------------------------
