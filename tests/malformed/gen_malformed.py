@@ -987,6 +987,17 @@ def gen_round2(g):
     add("sparse_initializer", sp, cls="exitclass", expect=(3,), has=["sparse"],
         note="a sparse initializer: valid ONNX that ftax does not support (3, was 2)")
 
+    # SplitToSequence counts pieces without overflowing: a scalar split near INT64_MAX is one piece
+    imax = 2 ** 63 - 1
+    for nm, (split, exp) in {"seq_split_int64_max": (np.array(imax, np.int64), 0),
+                             "seq_split_int64_max_minus_1": (np.array(imax - 1, np.int64), 0),
+                             "seq_split_list_overflow": (np.array([imax, imax, 7], np.int64), 2)}.items():
+        add(nm, mk([node("SplitToSequence", ["x", "s"], ["q"], "sts_node", axis=0),
+                    node("ConcatFromSequence", ["q"], ["y"], "cfs_node", axis=0)],
+                   [vi("x", F, [5, 2])], [vi("y", F, None)], [init("s", split)]),
+            cls="exitclass" if exp == 0 else "invalid", expect=(exp,), has=[] if exp == 0 else ["sts_node"],
+            note="SplitToSequence of a dim of 5 with split %r (len + chunk - 1 overflowed)" % split.tolist())
+
 
 # ---- wrong exit class today ----------------------------------------------------------------
 
