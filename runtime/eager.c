@@ -112,6 +112,21 @@ static void make_rows(ft_eager *h) {
   }
 }
 
+/* What ftaxc could not fold: the graph inputs, what a node computes from them, and the state of a
+ * Loop run at run time (LoopInit and LoopNext never fold). A value that depends only on constants
+ * is one ftaxc folds, and checks as a constant; eager checks it the same way. */
+static void mark_live(ft_eager *h) {
+  const ft_graph *g = h->g;
+  for (int i = 0; i < g->n_inputs; i++) h->live[g->inputs[i]] = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ft_node *n = &g->nodes[i];
+    int live = n->op && (n->op->flags & FT_OP_EFFECT);
+    for (int k = 0; k < n->n_in; k++) live |= n->in[k] >= 0 && h->live[n->in[k]];
+    for (int k = 0; k < n->n_outer; k++) live |= n->outer[k] >= 0 && h->live[n->outer[k]];
+    for (int k = 0; k < n->n_out && live; k++) if (n->out[k] >= 0) h->live[n->out[k]] = 1;
+  }
+}
+
 int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err *e) {
   return ft_eager_load_on(path, pins, NULL, out, e);
 }
@@ -153,6 +168,9 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   }
   for (int v = 0; v < g->n_vals; v++) h->root[v] = v, h->out_slot[v] = -1;
   for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
+  h->live = calloc(nv, 1);
+  if (!h->live) { ft_eager_free(h); return ft_fail(e, FT_EIO, "out of memory"); }
+  mark_live(h);
   find_loops(h);
   count_uses(h);
   make_rows(h);
@@ -184,7 +202,7 @@ void ft_eager_free(ft_eager *h) {
       if (h->cdev[v]) h->dev->put(h->dctx, h->cdev[v], h->cdev_cls[v]);
     h->dev->close(h->dctx);
   }
-  free(h->dptr); free(h->cdev); free(h->cdev_cls);
+  free(h->dptr); free(h->cdev); free(h->cdev_cls); free(h->live);
   free(h->packed);
   ft_graph_free(h->g);
   ft_cache_release(&h->cache);
@@ -376,6 +394,8 @@ static int run_node(ft_eager *h, int i, ft_err *e) {
   const ft_node *n = &g->nodes[i];
   ft_opctx c;
   ft_opctx_init(&c, g, i, e);
+  for (int k = 0; k < n->n_in && k < 64; k++) /* run-time data: not checked as a constant would be */
+    if (n->in[k] >= 0 && h->live[n->in[k]]) c.live |= (uint64_t)1 << k;
   mirrors m = {0}, ups = {0};
   int rc = infer_node(h, i, &c, &m, e);
   if (rc) { drop_mirrors(h, &m); name_model(e, g->path); return rc; }

@@ -418,7 +418,7 @@ static int slice_plan(ft_opctx *c, ft_kcall *k) {
 static int check_indices(ft_opctx *c, const ft_tensor *ind, int64_t dim) {
   if (ind->dtype != FT_INT64 && ind->dtype != FT_INT32)
     return ft_infer_fail(c, FT_EINVALID, "indices must be int32 or int64, not %s", ft_dtype_name(ind->dtype));
-  if (!ind->data) return 0; /* checked at run time: out of range gives zeros */
+  if (!ft_known_const(c, ind)) return 0; /* run-time indices: out of range gives zeros */
   for (int64_t i = 0; i < ft_numel(ind); i++) {
     int64_t j = ft_const_int(ind, i);
     if (j < -dim || j >= dim)

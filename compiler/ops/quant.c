@@ -46,7 +46,7 @@ static const char *short_name(int dt) {
  * or dequantizes to nothing meaningful, and would divide by zero in QuantizeLinear. Scales
  * computed at run time are the model's business. */
 static int scales_ok(ft_opctx *c, const ft_tensor *s, const char *what) {
-  if (!s || !s->data || s->dtype != FT_FLOAT) return 0;
+  if (!ft_known_const(c, s) || s->dtype != FT_FLOAT) return 0;
   for (int64_t i = 0; i < ft_numel(s); i++) {
     float v = ((const float *)s->data)[i];
     if (!(v > 0.0f) || isinf(v))

@@ -58,7 +58,7 @@ static int pick(ft_opctx *c, ft_kcall *k, int red, const ft_kentry *typed, const
  * kernels: docs/hostile-input.md). ind holds tuples of k indices, component j into a dim of size
  * dims[j]; negative ones count from the end. */
 static int const_indices_in_range(ft_opctx *c, const ft_tensor *ind, int k, const int64_t *dims) {
-  if (!ind->data) return 0;
+  if (!ft_known_const(c, ind)) return 0;
   int64_t n = ft_numel(ind);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = ft_const_int(ind, i), dim = dims[i % k];
