@@ -213,11 +213,20 @@ static void write_guards(FILE *c, const ft_graph *g, const ft_memplan *mp, const
 /* ftp_calls: every kernel call in order, then the outputs no kernel wrote (constants, inputs,
  * repeated outputs) copied. */
 static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp) {
-  fprintf(c, "static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
+  fprintf(c, "static int ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
              "                      void *const *outputs) {\n  (void)arena; (void)weights; (void)inputs;\n");
   int *open = malloc(sizeof(int) * (size_t)(g->n_vals + 1)), n_open = 0;
   static const ft_node unguarded;
   for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    if (!strcmp(n->op_type, "Fail") && !strcmp(n->domain, "ftax")) {
+      /* the branch of a run-time If that cannot run at these shapes was taken: exit code 2 */
+      write_guards(c, g, mp, n, open, &n_open);
+      fprintf(c, "  FTP_RUN_FAIL(");
+      ft_emit_c_string(c, ft_attr_str(n, "message", "a branch that cannot run was taken"));
+      fprintf(c, ");\n");
+      continue;
+    }
     if (!lw->calls[s].entry || mp->elided[s]) continue; /* a view, or a Concat its producers wrote */
     write_guards(c, g, mp, &g->nodes[lw->order[s]], open, &n_open);
     write_call(c, g, mp, lw, s);
@@ -235,7 +244,7 @@ static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const 
     ft_emit_comment(c, g->vals[v].name);
     fprintf(c, " */\n");
   }
-  fprintf(c, "}\n\n");
+  fprintf(c, "  return 0;\n}\n\n");
 }
 
 int ft_emit_c(ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, const ft_emit_opts *o,

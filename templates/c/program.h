@@ -10,6 +10,7 @@
 #ifndef FT_PROGRAM_H
 #define FT_PROGRAM_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,9 +42,12 @@ struct FTP_API(ctx) {
 };
 typedef FTP_API(ctx) ftp_ctx;
 
-/* Every kernel call of the model, in order (written by ftaxc after this file). */
-static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
-                      void *const *outputs);
+/* Every kernel call of the model, in order (written by ftaxc after this file): 0, or 2 where the
+ * branch of a run-time If that cannot run at the compiled shapes is taken (FTP_RUN_FAIL says why
+ * on stderr; no output is complete then). */
+static int ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+                     void *const *outputs);
+#define FTP_RUN_FAIL(msg) do { fprintf(stderr, "error: %s\n", msg); return 2; } while (0)
 
 void FTP_API(free)(ftp_ctx *ctx) {
   if (!ctx) return;
@@ -82,8 +86,7 @@ int FTP_API(init)(ftp_ctx **out, const char *path, char *err, size_t n) {
 }
 
 int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {
-  ftp_calls(ctx->arena, ctx->weights.data, inputs, outputs);
-  return 0;
+  return ftp_calls(ctx->arena, ctx->weights.data, inputs, outputs);
 }
 
 #endif

@@ -18,12 +18,13 @@ void tprog_free(tprog_ctx *ctx);
 #include "program.h"
 
 static unsigned char *last_arena;
-static void ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
-                      void *const *outputs) {
+static int ftp_calls(unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+                     void *const *outputs) {
   const float *w = (const float *)weights, *x = (const float *)inputs[0];
   float *y = (float *)outputs[0];
   for (int i = 0; i < 2; i++) y[i] = x[i] * w[i] + w[i + 2];
   last_arena = arena;
+  return 0;
 }
 
 static char *dir;
