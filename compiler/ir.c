@@ -243,6 +243,11 @@ int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt) {
   return a ? a->i : dflt;
 }
 
+int ft_attr_int_in(const ft_node *n, const char *name, int64_t dflt, int64_t lo, int64_t hi, int64_t *out) {
+  *out = ft_attr_int(n, name, dflt);
+  return *out < lo || *out > hi ? -1 : 0;
+}
+
 float ft_attr_float(const ft_node *n, const char *name, float dflt) {
   const ft_attr *a = ft_attr_find(n, name);
   return a ? (a->type == FT_ATTR_INT ? (float)a->i : a->f) : dflt;
@@ -285,20 +290,23 @@ int ft_graph_count_live(const ft_graph *g) {
   return c;
 }
 
+/* Names and op types come from the model: escaped like every other path that prints them. */
 void ft_graph_dump(const ft_graph *g, void *file) {
   FILE *f = file;
-  char s[256];
+  char s[256], esc[1024], esc_s[1024];
   for (int i = 0; i < g->n_nodes; i++) {
     const ft_node *n = &g->nodes[i];
     if (n->dead) continue;
-    fprintf(f, "%4d %-20s", i, n->op_type);
+    fprintf(f, "%4d %-20s", i, ft_text_escape(esc, sizeof esc, n->op_type));
     for (int k = 0; k < n->n_out; k++) {
       if (n->out[k] < 0) continue;
       ft_shape_str(&g->vals[n->out[k]], s, sizeof s);
-      fprintf(f, " %s:%s[%s]", g->vals[n->out[k]].name, ft_dtype_name(g->vals[n->out[k]].t.dtype), s);
+      fprintf(f, " %s:%s[%s]", ft_text_escape(esc, sizeof esc, g->vals[n->out[k]].name),
+              ft_dtype_name(g->vals[n->out[k]].t.dtype), ft_text_escape(esc_s, sizeof esc_s, s)); /* symbols too */
     }
     fprintf(f, " <-");
-    for (int k = 0; k < n->n_in; k++) fprintf(f, " %s", n->in[k] >= 0 ? g->vals[n->in[k]].name : "-");
+    for (int k = 0; k < n->n_in; k++)
+      fprintf(f, " %s", n->in[k] >= 0 ? ft_text_escape(esc, sizeof esc, g->vals[n->in[k]].name) : "-");
     fprintf(f, "\n");
   }
 }

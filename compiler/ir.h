@@ -37,6 +37,10 @@ int ft_fail(ft_err *e, int code, const char *fmt, ...) __attribute__((format(pri
 #define FT_MAX_TENSOR_BYTES_DEFAULT ((size_t)1 << 32)
 extern size_t ft_max_tensor_bytes;
 
+/* The most nodes a graph may grow to: by unrolling loops (compiler/passes/loop.c) and by
+ * inlining model-local functions (onnx/load.c), where nesting multiplies. */
+#define FT_GRAPH_MAX_NODES 100000
+
 /* ONNX AttributeProto.AttributeType values. */
 enum { FT_ATTR_FLOAT = 1, FT_ATTR_INT = 2, FT_ATTR_STRING = 3, FT_ATTR_TENSOR = 4,
        FT_ATTR_GRAPH = 5, FT_ATTR_FLOATS = 6, FT_ATTR_INTS = 7, FT_ATTR_STRINGS = 8 };
@@ -146,6 +150,10 @@ int ft_value_is_outer(const ft_graph *sub, int v);
 /* Attribute lookup with defaults. */
 const ft_attr *ft_attr_find(const ft_node *n, const char *name);
 int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt);
+/* The integer attribute (dflt if absent) in *out; -1 when it lies outside [lo, hi]. Every integer
+ * attribute narrowed to int, or with a range the op gives it, is read through this (ft_attr_int_c
+ * in op.h says why the model is wrong), so 2^32 + k is never read as k. */
+int ft_attr_int_in(const ft_node *n, const char *name, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 float ft_attr_float(const ft_node *n, const char *name, float dflt);
 const char *ft_attr_str(const ft_node *n, const char *name, const char *dflt);
 int ft_attr_ints(const ft_node *n, const char *name, const int64_t **v); /* count, -1 absent */

@@ -24,7 +24,21 @@ typedef struct ft_opctx {
   ft_err *err;
   const char *where; /* "'node' (Op)" for messages */
   const ft_graph *graph; /* for messages: names of values; NULL outside a graph */
+  /* bit i: input i's data is a run-time value (ftax-eager runs on live tensors), not one known when
+   * the model is compiled; 0 in ftaxc, whose folding sees only constants */
+  uint64_t live;
 } ft_opctx;
+
+/* t, one of c's inputs, holds data known when the model is compiled (a constant, or folded from
+ * constants). The checks meant for constants (indices in range, positive scales) run only on
+ * these: a value computed at run time is not an error (docs/hostile-input.md), in the program
+ * and in ftax-eager alike. */
+static inline int ft_known_const(const ft_opctx *c, const ft_tensor *t) {
+  if (!t || !t->data) return 0;
+  for (int i = 0; i < c->n_in && i < 64; i++)
+    if (c->in[i] == t) return !((c->live >> i) & 1);
+  return 1;
+}
 
 /* A packing of one constant input, done at compile time by ftaxc (weights pre-packed into the
  * layout the kernel wants). The kernel reads p[flag_p] to know whether it got the packed form. */
@@ -155,6 +169,9 @@ int ft_broadcast_shape(ft_opctx *c, int n, const ft_tensor *const *ts, ft_tensor
 /* Strides of t broadcast to shape out (0 on broadcast dims), written into p[0..out->rank). */
 void ft_broadcast_strides(const ft_tensor *t, const ft_tensor *out, int64_t *p);
 int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out); /* negative axes, range check */
+/* Integer attribute `name` of the node (dflt if absent) into *out, refused (FT_EINVALID, naming
+ * the attribute, its value and the range) outside [lo, hi] (ft_attr_int_in, ir.h). */
+int ft_attr_int_c(ft_opctx *c, const char *name, int64_t dflt, int64_t lo, int64_t hi, int *out);
 void ft_copy_shape(ft_tensor *dst, const ft_tensor *src);
 /* p[0..3) = [outer, n, inner]: x as outer blocks of n = dims[axis] rows (1 for a scalar) of
  * inner elements, the layout the kernels that work along one axis take. */

@@ -104,6 +104,9 @@ typedef struct ft_memplan {
   int n_inplace, n_alias, n_concat; /* n_concat: Concats elided */
 } ft_memplan;
 int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e);
+/* Every value the calls, their guards and the outputs use has a place in mp (an internal error,
+ * exit 3, naming the value and the node, where one has none). */
+int ft_check_plan(const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, ft_err *e);
 void ft_memplan_free(ft_memplan *mp);
 
 /* The C program. */

@@ -69,6 +69,7 @@ int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_m
   if (!rc && !o->cuda && !o->no_blocked && !strcmp(o->isa ? o->isa : FT_ISA_NAME, "avx512"))
     rc = ft_blocked_layout(g, lw, e);
   if (!rc) rc = ft_plan_memory(g, lw, mp, e);
+  if (!rc) rc = ft_check_plan(g, lw, mp, e);
   if (!rc && o->report) {
     int kernels = 0;
     for (int s = 0; s < lw->n; s++) kernels += lw->calls[s].entry != NULL && !mp->elided[s];

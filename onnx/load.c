@@ -186,8 +186,17 @@ int ft_tensor_from_proto(const void *proto, const char *dir, ft_tensor *t, ft_er
   } else {
     /* int32, int16, int8, uint16, uint8, bool, float16, bfloat16 travel in int32_data */
     COUNT_CHECK(tp->n_int32_data);
+    /* each value must fit its type: 70000 in a float16 tensor is not a float16 cut to 16 bits */
+    int32_t lo = t->dtype == FT_INT8 ? -128 : t->dtype == FT_INT16 ? -32768 : es == 4 ? INT32_MIN : 0;
+    int32_t hi = t->dtype == FT_INT8 ? 127 : t->dtype == FT_UINT8 ? 255 : t->dtype == FT_BOOL ? 1
+               : t->dtype == FT_INT16 ? 32767 : es == 2 ? 65535 : INT32_MAX;
     for (int64_t i = 0; i < n; i++) {
       int32_t v = tp->int32_data[i];
+      if (v < lo || v > hi) {
+        rc = ft_fail(e, FT_EINVALID, "tensor '%s': int32_data[%lld] is %d, which is not a %s value (%d to %d)", name,
+                     (long long)i, (int)v, ft_dtype_name(t->dtype), (int)lo, (int)hi);
+        goto done;
+      }
       switch (es) {
       case 1: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
       case 2: ((uint16_t *)t->data)[i] = (uint16_t)v; break;
@@ -279,15 +288,99 @@ static int set_value_type(ft_graph *g, int vi, const Onnx__ValueInfoProto *info,
   return 0;
 }
 
-/* A node of the main graph, or of a function body being inlined (then names are prefixed and
- * the function's formal parameters are mapped to the caller's values). */
+/* Every name the model's graphs and functions use, anywhere: a value private to one call of a
+ * function gets a name that is none of them, so no node of any graph can read or write it by
+ * name. Pointers into the parsed model (which outlives the load). */
+typedef struct name_set {
+  const char **slot;
+  size_t cap, n;
+} name_set;
+
+static uint64_t str_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static int names_has(const name_set *ns, const char *s) {
+  if (!ns->cap) return 0;
+  for (size_t at = str_hash(s) & (ns->cap - 1);; at = (at + 1) & (ns->cap - 1)) {
+    if (!ns->slot[at]) return 0;
+    if (!strcmp(ns->slot[at], s)) return 1;
+  }
+}
+
+static int names_put(name_set *ns, const char *s) {
+  if (!s || !s[0] || names_has(ns, s)) return 0;
+  if (2 * (ns->n + 1) > ns->cap) {
+    size_t cap = ns->cap ? 2 * ns->cap : 256;
+    const char **slot = calloc(cap, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t i = 0; i < ns->cap; i++) {
+      if (!ns->slot[i]) continue;
+      size_t at = str_hash(ns->slot[i]) & (cap - 1);
+      while (slot[at]) at = (at + 1) & (cap - 1);
+      slot[at] = ns->slot[i];
+    }
+    free(ns->slot);
+    ns->slot = slot;
+    ns->cap = cap;
+  }
+  size_t at = str_hash(s) & (ns->cap - 1);
+  while (ns->slot[at]) at = (at + 1) & (ns->cap - 1);
+  ns->slot[at] = s;
+  ns->n++;
+  return 0;
+}
+
+static int names_of_nodes(name_set *ns, Onnx__NodeProto *const *nodes, size_t n_nodes);
+
+static int names_of_graph(name_set *ns, const Onnx__GraphProto *gp) {
+  int rc = 0;
+  for (size_t i = 0; i < gp->n_input && !rc; i++) rc = names_put(ns, gp->input[i]->name);
+  for (size_t i = 0; i < gp->n_output && !rc; i++) rc = names_put(ns, gp->output[i]->name);
+  for (size_t i = 0; i < gp->n_value_info && !rc; i++) rc = names_put(ns, gp->value_info[i]->name);
+  for (size_t i = 0; i < gp->n_initializer && !rc; i++) rc = names_put(ns, gp->initializer[i]->name);
+  return rc ? rc : names_of_nodes(ns, gp->node, gp->n_node);
+}
+
+static int names_of_nodes(name_set *ns, Onnx__NodeProto *const *nodes, size_t n_nodes) {
+  int rc = 0;
+  for (size_t i = 0; i < n_nodes && !rc; i++) {
+    const Onnx__NodeProto *np = nodes[i];
+    for (size_t k = 0; k < np->n_input && !rc; k++) rc = names_put(ns, np->input[k]);
+    for (size_t k = 0; k < np->n_output && !rc; k++) rc = names_put(ns, np->output[k]);
+    for (size_t a = 0; a < np->n_attribute && !rc; a++) {
+      const Onnx__AttributeProto *ap = np->attribute[a];
+      if (ap->g) rc = names_of_graph(ns, ap->g);
+      for (size_t k = 0; k < ap->n_graphs && !rc; k++) rc = names_of_graph(ns, ap->graphs[k]);
+    }
+  }
+  return rc;
+}
+
+/* Nesting of function calls: through bodies and through the subgraphs in them. */
+#define FT_FN_MAX_DEPTH 16
+
+/* What one load shares across the graphs it loads (the model's and every subgraph). */
+typedef struct load_shared {
+  name_set names;
+  const Onnx__FunctionProto *stack[FT_FN_MAX_DEPTH + 1]; /* the calls being inlined, outermost first */
+  int depth;
+  long inlined; /* nodes added inside function bodies so far, in all graphs */
+  int calls;    /* calls inlined so far: numbers each call's private values */
+} load_shared;
+
+/* The scope of one function call being inlined: each name the body may use (its formal inputs
+ * and outputs, the values its nodes write) mapped to a value of the graph. A body sees nothing
+ * else: a name outside the table is an error, not a value of the caller's. */
 typedef struct inline_scope {
-  const char *prefix;
+  char *prefix; /* for node names and private values: "call#k/" */
   const Onnx__FunctionProto *fn;
   const ft_node *caller;
-  const struct inline_scope *parent;
-  char **formal; int n_formal; /* function input+output names */
-  int *actual;                 /* caller's value for each formal, -1 if omitted */
+  const char **names;
+  int *vals; /* -1: an optional input the caller omits */
+  int n, cap;
 } inline_scope;
 
 typedef struct load_ctx {
@@ -295,18 +388,68 @@ typedef struct load_ctx {
   const Onnx__ModelProto *m;
   const char *dir;
   ft_err *e;
+  load_shared *sh;
 } load_ctx;
 
+static int scope_find(const inline_scope *sc, const char *name) {
+  for (int i = 0; i < sc->n; i++)
+    if (!strcmp(sc->names[i], name)) return i;
+  return -1;
+}
+
+static int scope_put(inline_scope *sc, const char *name, int v) {
+  if (sc->n == sc->cap) {
+    int cap = sc->cap ? 2 * sc->cap : 16;
+    const char **nm = realloc(sc->names, sizeof *nm * (size_t)cap);
+    if (nm) sc->names = nm;
+    int *vs = realloc(sc->vals, sizeof *vs * (size_t)cap);
+    if (vs) sc->vals = vs;
+    if (!nm || !vs) return -1;
+    sc->cap = cap;
+  }
+  sc->names[sc->n] = name;
+  sc->vals[sc->n++] = v;
+  return 0;
+}
+
+/* a + b, allocated */
+static char *str_cat(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *s = malloc(na + nb + 1);
+  if (!s) return NULL;
+  memcpy(s, a, na);
+  memcpy(s + na, b, nb + 1);
+  return s;
+}
+
+#define FT_NOT_IN_SCOPE (-2)
+
+/* The value a node reads or writes under `name`: in a function body, from the call's scope
+ * (FT_NOT_IN_SCOPE if the body does not have it); in a graph, the graph's value of that name. */
 static int scoped_value(load_ctx *L, const inline_scope *sc, const char *name) {
   if (!name || !name[0]) return -1;
   if (sc) {
-    for (int i = 0; i < sc->n_formal; i++)
-      if (!strcmp(sc->formal[i], name)) return sc->actual[i];
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s%s", sc->prefix, name);
-    return ft_value_get(L->g, buf);
+    int k = scope_find(sc, name);
+    return k >= 0 ? sc->vals[k] : FT_NOT_IN_SCOPE;
   }
   return ft_value_get(L->g, name);
+}
+
+/* A value private to one call: prefix + name, or that with #k, never a name the model uses. */
+static int private_value(load_ctx *L, const char *prefix, const char *name) {
+  char *s = str_cat(prefix, name);
+  if (!s) return -1;
+  for (int k = 1; names_has(&L->sh->names, s) || ft_value_find(L->g, s) >= 0; k++) {
+    char tail[32];
+    snprintf(tail, sizeof tail, "#%d", k);
+    char *t = str_cat(prefix, name), *u = t ? str_cat(t, tail) : NULL;
+    free(t);
+    free(s);
+    if (!(s = u)) return -1;
+  }
+  int v = ft_value_add(L->g, s);
+  free(s);
+  return v;
 }
 
 static const Onnx__FunctionProto *find_function(const Onnx__ModelProto *m, const char *domain, const char *op) {
@@ -318,48 +461,93 @@ static const Onnx__FunctionProto *find_function(const Onnx__ModelProto *m, const
   return NULL;
 }
 
-static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc, int depth);
+static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc);
 static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a);
 
+static const char *fn_name(const Onnx__FunctionProto *fn) { return fn->name ? fn->name : ""; }
+
+/* Node np, a call of fn, replaced by fn's body: the call gets a scope of its own (formal inputs
+ * to the caller's values, formal outputs to the values the call writes, every other value the
+ * body writes a new private value), then the body's nodes are added in it. */
 static int inline_function(load_ctx *L, const Onnx__NodeProto *np, const Onnx__FunctionProto *fn,
-                           const inline_scope *sc, int depth, const ft_node *caller) {
-  if (depth > 16)
-    return ft_fail(L->e, FT_EINVALID, "%s: function '%s' is nested more than 16 deep (recursive?)", L->g->path, fn->name);
+                           const inline_scope *sc, const ft_node *caller) {
+  load_shared *sh = L->sh;
+  const char *node = np->name && np->name[0] ? np->name : fn_name(fn);
+  for (int k = 0; k < sh->depth; k++)
+    if (sh->stack[k] == fn)
+      return ft_fail(L->e, FT_EINVALID, "%s: node '%s': function '%s' calls itself (%s '%s', or a subgraph in it); "
+                     "ONNX functions may not be recursive", L->g->path, node, fn_name(fn),
+                     k + 1 == sh->depth ? "in its own body" : "through function", fn_name(sh->stack[sh->depth - 1]));
+  if (sh->depth >= FT_FN_MAX_DEPTH)
+    return ft_fail(L->e, FT_EUNSUPPORTED, "%s: node '%s': function '%s' is called %d calls deep (function '%s' "
+                   "outermost); ftax inlines calls up to %d deep", L->g->path, node, fn_name(fn), sh->depth + 1,
+                   fn_name(sh->stack[0]), FT_FN_MAX_DEPTH);
+  if (np->n_input > fn->n_input || np->n_output > fn->n_output)
+    return ft_fail(L->e, FT_EINVALID, "%s: node '%s' calls function '%s' with %zu inputs and %zu outputs; it has %zu "
+                   "inputs and %zu outputs", L->g->path, node, fn_name(fn), np->n_input, np->n_output, fn->n_input,
+                   fn->n_output);
   inline_scope s = {0};
-  char prefix[512];
-  static int counter;
-  snprintf(prefix, sizeof prefix, "%s%s#%d/", sc ? sc->prefix : "", np->name && np->name[0] ? np->name : fn->name, counter++);
-  s.prefix = prefix;
+  char num[32];
+  snprintf(num, sizeof num, "#%d/", sh->calls++);
+  char *pre = str_cat(sc ? sc->prefix : "", node);
+  s.prefix = pre ? str_cat(pre, num) : NULL;
+  free(pre);
   s.fn = fn;
   s.caller = caller;
-  s.parent = sc;
-  s.n_formal = (int)(fn->n_input + fn->n_output);
-  s.formal = malloc(sizeof(char *) * (s.n_formal + 1));
-  s.actual = malloc(sizeof(int) * (s.n_formal + 1));
-  for (size_t i = 0; i < fn->n_input; i++) {
-    s.formal[i] = fn->input[i];
-    s.actual[i] = i < np->n_input ? scoped_value(L, sc, np->input[i]) : -1;
+  int rc = s.prefix ? 0 : ft_fail(L->e, FT_EIO, "out of memory inlining function '%s'", fn_name(fn));
+  for (size_t i = 0; i < fn->n_input && !rc; i++) {
+    int v = i < np->n_input ? scoped_value(L, sc, np->input[i]) : -1;
+    if (v == FT_NOT_IN_SCOPE)
+      rc = ft_fail(L->e, FT_EINVALID, "%s: node '%s' (in function '%s') reads '%s', which is neither an input of the "
+                   "function nor written in its body", L->g->path, node, fn_name(sc->fn), np->input[i]);
+    else if (fn->input[i] && fn->input[i][0]) rc = scope_put(&s, fn->input[i], v);
   }
-  for (size_t i = 0; i < fn->n_output; i++) {
-    s.formal[fn->n_input + i] = fn->output[i];
-    s.actual[fn->n_input + i] = i < np->n_output ? scoped_value(L, sc, np->output[i]) : -1;
+  for (size_t i = 0; i < fn->n_output && !rc; i++) {
+    if (!fn->output[i] || !fn->output[i][0] || scope_find(&s, fn->output[i]) >= 0)
+      rc = ft_fail(L->e, FT_EINVALID, "%s: function '%s': output #%zu is %s", L->g->path, fn_name(fn), i,
+                   fn->output[i] && fn->output[i][0] ? "also one of its inputs or outputs" : "unnamed");
+    else {
+      int v = i < np->n_output ? scoped_value(L, sc, np->output[i]) : -1;
+      if (v < 0) v = private_value(L, s.prefix, fn->output[i]); /* an output the caller leaves off */
+      rc = v < 0 ? ft_fail(L->e, FT_EIO, "out of memory") : scope_put(&s, fn->output[i], v);
+    }
   }
-  int rc = 0;
-  for (size_t i = 0; i < fn->n_node && !rc; i++) rc = add_node(L, fn->node[i], &s, depth + 1);
-  free(s.formal);
-  free(s.actual);
+  /* the body's own values, private to this call, before any node reads them (a body in any
+   * order reads what it writes) */
+  for (size_t i = 0; i < fn->n_node && !rc; i++)
+    for (size_t k = 0; k < fn->node[i]->n_output && !rc; k++) {
+      const char *o = fn->node[i]->output[k];
+      if (!o || !o[0] || scope_find(&s, o) >= 0) continue; /* written twice: the validator says so */
+      int v = private_value(L, s.prefix, o);
+      rc = v < 0 ? ft_fail(L->e, FT_EIO, "out of memory") : scope_put(&s, o, v);
+    }
+  if (rc == -1) rc = ft_fail(L->e, FT_EIO, "out of memory inlining function '%s'", fn_name(fn));
+  sh->stack[sh->depth++] = fn;
+  for (size_t i = 0; i < fn->n_node && !rc; i++) rc = add_node(L, fn->node[i], &s);
+  sh->depth--;
+  free(s.prefix);
+  free(s.names);
+  free(s.vals);
   return rc;
 }
 
-static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc, int depth) {
+static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *sc) {
   const char *domain = np->domain ? np->domain : "";
   if (!strcmp(domain, "ai.onnx")) domain = "";
   if (!np->op_type || !np->op_type[0])
     return ft_fail(L->e, FT_EINVALID, "%s: node '%s' has no op_type", L->g->path, np->name ? np->name : "");
+  load_shared *sh = L->sh;
+  /* every node made inside a function body counts, in every graph: calls nested in calls
+   * multiply, and a 3 KB file can ask for billions */
+  if (sh->depth && ++sh->inlined > FT_GRAPH_MAX_NODES)
+    return ft_fail(L->e, FT_EUNSUPPORTED, "%s: function '%s' (called by the graph) expands into more than %d nodes "
+                   "(through function '%s'); ftax compiles graphs of up to %d nodes", L->g->path,
+                   fn_name(sh->stack[0]), FT_GRAPH_MAX_NODES, fn_name(sh->stack[sh->depth - 1]), FT_GRAPH_MAX_NODES);
   const Onnx__FunctionProto *fn = find_function(L->m, domain, np->op_type);
-  char name[1024];
-  snprintf(name, sizeof name, "%s%s", sc ? sc->prefix : "", np->name ? np->name : "");
+  char *name = str_cat(sc ? sc->prefix : "", np->name ? np->name : "");
+  if (!name) return ft_fail(L->e, FT_EIO, "out of memory");
   ft_node *n = ft_node_add(L->g, name, np->op_type, domain, (int)np->n_input, (int)np->n_output);
+  free(name);
   int ni = (int)(n - L->g->nodes);
   for (size_t i = 0; i < np->n_attribute; i++) {
     const Onnx__AttributeProto *ap = np->attribute[i];
@@ -382,20 +570,23 @@ static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *
     if (!rc && ap->g) rc = load_graph_attr(L, ap->g, sc, ni, &L->g->nodes[ni].attrs[n->n_attrs - 1]);
     if (rc) return rc;
   }
-  for (size_t i = 0; i < np->n_input; i++) {
-    int v = scoped_value(L, sc, np->input[i]);
-    L->g->nodes[ni].in[i] = v;
-  }
-  for (size_t i = 0; i < np->n_output; i++) {
-    int v = scoped_value(L, sc, np->output[i]);
-    L->g->nodes[ni].out[i] = v;
+  for (size_t i = 0; i < np->n_input + np->n_output; i++) {
+    int out = i >= np->n_input;
+    const char *nm = out ? np->output[i - np->n_input] : np->input[i];
+    int v = scoped_value(L, sc, nm);
+    if (v == FT_NOT_IN_SCOPE)
+      return ft_fail(L->e, FT_EINVALID, "%s: node '%s' (%s) in function '%s' reads '%s', which is neither an input of "
+                     "the function nor written in its body", L->g->path, np->name ? np->name : "", np->op_type,
+                     fn_name(sc->fn), nm);
+    if (out) L->g->nodes[ni].out[i - np->n_input] = v;
+    else L->g->nodes[ni].in[i] = v;
   }
   if (fn) {
     /* a model-local function: replace the call by the body */
     ft_node copy = L->g->nodes[ni];
     L->g->n_nodes--; /* drop the call node, keep its attributes for ref_attr lookups */
-    int rc = inline_function(L, np, fn, sc, depth, &copy);
-    free(copy.name); free(copy.op_type); free(copy.domain); free(copy.in); free(copy.out);
+    int rc = inline_function(L, np, fn, sc, &copy);
+    free(copy.name); free(copy.op_type); free(copy.domain); free(copy.in); free(copy.out); free(copy.outer);
     for (int k = 0; k < copy.n_attrs; k++) ft_attr_free(&copy.attrs[k]);
     free(copy.attrs);
     return rc;
@@ -442,15 +633,19 @@ static int check_header(const Onnx__ModelProto *m, const char *path, ft_err *e) 
  * recurses) sees them: subgraphs in attributes and nested sequence types can nest without bound,
  * and a small file could otherwise exhaust the stack. Only the fields that can recurse are
  * followed; field numbers are onnx.proto's. */
-enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_FUNCTION, PB_TRAINING, PB_LEAF };
+enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_FUNCTION, PB_TRAINING, PB_TENSOR,
+       PB_LEAF };
 #define FT_MAX_NESTING 64
 
 static int pb_child(int kind, uint64_t field) {
   switch (kind) {
   case PB_MODEL: return field == 7 ? PB_GRAPH : field == 25 ? PB_FUNCTION : field == 20 ? PB_TRAINING : PB_LEAF;
-  case PB_GRAPH: return field == 1 ? PB_NODE : (field == 11 || field == 12 || field == 13) ? PB_VALUEINFO : PB_LEAF;
+  case PB_GRAPH:
+    return field == 1 ? PB_NODE : (field == 11 || field == 12 || field == 13) ? PB_VALUEINFO : field == 5 ? PB_TENSOR : PB_LEAF;
   case PB_NODE: return field == 5 ? PB_ATTR : PB_LEAF;
-  case PB_ATTR: return (field == 6 || field == 11) ? PB_GRAPH : (field == 14 || field == 15) ? PB_TYPE : PB_LEAF;
+  case PB_ATTR:
+    return (field == 6 || field == 11) ? PB_GRAPH : (field == 14 || field == 15) ? PB_TYPE
+         : (field == 5 || field == 10) ? PB_TENSOR : PB_LEAF;
   case PB_VALUEINFO: return field == 2 ? PB_TYPE : PB_LEAF;
   case PB_TYPE: return (field == 4 || field == 5 || field == 9) ? PB_TYPE_ELEM : PB_LEAF;
   case PB_TYPE_ELEM: return (field == 1 || field == 2) ? PB_TYPE : PB_LEAF; /* Sequence/Optional 1, Map 2 */
@@ -460,8 +655,24 @@ static int pb_child(int kind, uint64_t field) {
   }
 }
 
-/* 0 when the nesting stays within FT_MAX_NESTING; malformed wire data is left to protobuf-c. */
-static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth) {
+/* The string fields that name something (values, nodes, ops, domains, functions, attributes):
+ * protobuf-c ends a string at its first NUL byte, so "x\0a" and "x\0b" would both be read as "x"
+ * (two values merged, an undefined name bound to another). Such a name is refused on the wire. */
+static int pb_is_name(int kind, uint64_t field) {
+  switch (kind) {
+  case PB_GRAPH: return field == 2;
+  case PB_NODE: return field == 1 || field == 2 || field == 3 || field == 4 || field == 7;
+  case PB_ATTR: return field == 1 || field == 21;
+  case PB_VALUEINFO: return field == 1;
+  case PB_FUNCTION: return field == 1 || field == 4 || field == 5 || field == 6 || field == 10;
+  case PB_TENSOR: return field == 8;
+  default: return 0;
+  }
+}
+
+/* 0 when the nesting stays within FT_MAX_NESTING (else -1) and no name holds a NUL byte (else
+ * -2, *nul pointing at the name, *nul_len its length); malformed wire data is left to protobuf-c. */
+static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int depth, const uint8_t **nul, size_t *nul_len) {
   if (depth > FT_MAX_NESTING) return -1;
   while (p < end) {
     uint64_t key, v;
@@ -472,8 +683,14 @@ static int pb_nesting_ok(const uint8_t *p, const uint8_t *end, int kind, int dep
     case 5: if (end - p < 4) return 0; p += 4; break;
     case 2: {
       if (ft_pb_varint(&p, end, &v) || v > (uint64_t)(end - p)) return 0;
+      if (pb_is_name(kind, key >> 3) && memchr(p, 0, (size_t)v)) {
+        *nul = p;
+        *nul_len = (size_t)v;
+        return -2;
+      }
       int child = pb_child(kind, key >> 3);
-      if (child != PB_LEAF && pb_nesting_ok(p, p + v, child, depth + 1)) return -1;
+      int rc = child != PB_LEAF ? pb_nesting_ok(p, p + v, child, depth + 1, nul, nul_len) : 0;
+      if (rc) return rc;
       p += v;
       break;
     }
@@ -500,6 +717,12 @@ int ft_load_model(const char *path, ft_graph **out, ft_err *e) {
 /* Initializers: named, unique, their data read (external data from the model's folder). */
 static int load_initializers(load_ctx *L, const Onnx__GraphProto *gp) {
   ft_graph *g = L->g;
+  if (gp->n_sparse_initializer) { /* valid ONNX; read as missing, its readers were called invalid */
+    const Onnx__SparseTensorProto *sp = gp->sparse_initializer[0];
+    return ft_fail(L->e, FT_EUNSUPPORTED, "%s: the graph has %zu sparse initializers (the first '%s'); ftax does not "
+                   "support sparse tensors: store them dense", g->path, gp->n_sparse_initializer,
+                   sp->values && sp->values->name ? sp->values->name : "");
+  }
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     if (!tp->name || !tp->name[0]) return ft_fail(L->e, FT_EINVALID, "%s: initializer #%zu has no name", g->path, i);
@@ -599,7 +822,7 @@ static int load_graph(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
   g->name = strdup(gp->name ? gp->name : "");
   int rc = load_initializers(L, gp);
   if (!rc) rc = load_inputs(L, gp, subgraph);
-  for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(L, gp->node[i], NULL, 0);
+  for (size_t i = 0; i < gp->n_node && !rc; i++) rc = add_node(L, gp->node[i], NULL);
   if (!rc) rc = load_outputs(L, gp, subgraph);
   if (!rc) rc = ft_sort_graph(g, subgraph, L->e);
   if (!rc) load_value_info(g, gp);
@@ -616,20 +839,43 @@ static int load_graph(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
 /* A graph attribute (If's branches, Loop and Scan bodies): loaded whole as a graph of its own.
  * The names it reads from enclosing graphs become values of the graph being loaded, recorded in
  * the node's outer list, so the sort and the checks see them as the node's inputs. */
+/* In subgraph s and those nested in it that read it from outside too: the outer value called
+ * `from` is now called `to` (a name of the enclosing graph that a function call made private). */
+static void rename_outer(ft_graph *s, const char *from, const char *to) {
+  int v = ft_value_find(s, from);
+  if (v < 0 || !ft_value_is_outer(s, v)) return; /* s has its own value of that name: nothing below reads ours */
+  ft_value_rename(s, v, to);
+  for (int i = 0; i < s->n_nodes; i++)
+    for (int a = 0; a < s->nodes[i].n_attrs; a++)
+      if (s->nodes[i].attrs[a].g) rename_outer(s->nodes[i].attrs[a].g, from, to);
+}
+
 static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a) {
   ft_graph *s = ft_graph_new();
   s->path = strdup(L->g->path);
   s->opset = L->g->opset;
   a->g = s;
-  load_ctx sub = {s, L->m, L->dir, L->e};
+  load_ctx sub = {s, L->m, L->dir, L->e, L->sh};
   int rc = load_graph(&sub, gp, 1);
   for (int v = 0; v < s->n_vals && !rc; v++) {
     if (!ft_value_is_outer(s, v)) continue;
     int ov = scoped_value(L, sc, s->vals[v].name);
+    if (ov == FT_NOT_IN_SCOPE)
+      return ft_fail(L->e, FT_EINVALID, "%s: a subgraph of node '%s' in function '%s' reads '%s', which is neither an "
+                     "input of the function nor written in its body", L->g->path, L->g->nodes[ni].name, fn_name(sc->fn),
+                     s->vals[v].name);
+    if (ov < 0) continue;
+    if (strcmp(L->g->vals[ov].name, s->vals[v].name)) {
+      char *to = strdup(L->g->vals[ov].name), *from = strdup(s->vals[v].name);
+      if (to && from) rename_outer(s, from, to);
+      free(to);
+      free(from);
+      if (!to || !from) return ft_fail(L->e, FT_EIO, "out of memory");
+    }
     ft_node *n = &L->g->nodes[ni];
     int seen = 0;
     for (int k = 0; k < n->n_outer; k++) seen |= n->outer[k] == ov;
-    if (seen || ov < 0) continue;
+    if (seen) continue;
     n->outer = realloc(n->outer, sizeof(int) * (size_t)(n->n_outer + 1));
     n->outer[n->n_outer++] = ov;
   }
@@ -639,8 +885,17 @@ static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline
 int ft_load_model_mem(const void *data, size_t len, const char *path, const char *dir, ft_graph **out,
                       ft_err *e) {
   *out = NULL;
-  if (pb_nesting_ok(data, (const uint8_t *)data + len, PB_MODEL, 0))
+  const uint8_t *nul = NULL;
+  size_t nul_len = 0;
+  int wire = pb_nesting_ok(data, (const uint8_t *)data + len, PB_MODEL, 0, &nul, &nul_len);
+  if (wire == -1)
     return ft_fail(e, FT_EINVALID, "%s: subgraphs or types nest more than %d deep; not a model ftax reads", path, FT_MAX_NESTING);
+  if (wire == -2) {
+    char shown[512];
+    ft_text_escape_n(shown, sizeof shown, (const char *)nul, nul_len < 120 ? nul_len : 120);
+    return ft_fail(e, FT_EINVALID, "%s: the name '%s%s' holds a NUL byte; names in ONNX are text without NUL bytes", path,
+                   shown, nul_len > 120 ? "..." : "");
+  }
   Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
   if (!m || !m->graph) {
     if (m) onnx__model_proto__free_unpacked(m, NULL);
@@ -656,8 +911,17 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
     if (!d || !d[0] || !strcmp(d, "ai.onnx")) g->opset = m->opset_import[i]->version;
   }
   if (!g->opset) g->opset = 1; /* IR versions 1 and 2 had no opset imports */
-  load_ctx L = {g, m, dir, e};
-  rc = load_graph(&L, m->graph, 0);
+  load_shared sh = {0};
+  rc = names_of_graph(&sh.names, m->graph);
+  for (size_t i = 0; i < m->n_functions && !rc; i++) {
+    const Onnx__FunctionProto *f = m->functions[i];
+    for (size_t k = 0; k < f->n_input && !rc; k++) rc = names_put(&sh.names, f->input[k]);
+    for (size_t k = 0; k < f->n_output && !rc; k++) rc = names_put(&sh.names, f->output[k]);
+    if (!rc) rc = names_of_nodes(&sh.names, f->node, f->n_node);
+  }
+  load_ctx L = {g, m, dir, e, &sh};
+  rc = rc ? ft_fail(e, FT_EIO, "%s: out of memory", path) : load_graph(&L, m->graph, 0);
+  free(sh.names.slot);
   onnx__model_proto__free_unpacked(m, NULL);
   if (rc) { ft_graph_free(g); return rc; }
   *out = g;

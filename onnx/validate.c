@@ -56,7 +56,8 @@ static const char *attr_type_name(int t) {
 
 /* Attributes that hold a data type code. */
 static int is_dtype_attr(const char *name) {
-  return !strcmp(name, "to") || !strcmp(name, "dtype") || !strcmp(name, "output_dtype");
+  return !strcmp(name, "to") || !strcmp(name, "dtype") || !strcmp(name, "output_dtype") || !strcmp(name, "output_datatype") ||
+         !strcmp(name, "stash_type");
 }
 
 static int check_attrs(const ft_graph *g, int i, const ft_schema *s, ft_err *e) {

@@ -112,6 +112,39 @@ static void make_rows(ft_eager *h) {
   }
 }
 
+/* The nodes the load-time sweep dropped (the branch of a run-time If that cannot run at these
+ * shapes is one ftax.Fail node, compiler/passes/infer.c) leave the list. */
+static void drop_dead_nodes(ft_graph *g) {
+  int w = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    ft_node *n = &g->nodes[i];
+    if (!n->dead) { g->nodes[w++] = *n; continue; }
+    free(n->name); free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer); free(n->guard);
+    for (int k = 0; k < n->n_attrs; k++) ft_attr_free(&n->attrs[k]);
+    free(n->attrs);
+  }
+  g->n_nodes = w;
+  for (int v = 0; v < g->n_vals; v++) g->vals[v].producer = -1;
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i].n_out; k++)
+      if (g->nodes[i].out[k] >= 0) g->vals[g->nodes[i].out[k]].producer = i;
+}
+
+/* What ftaxc could not fold: the graph inputs, what a node computes from them, and the state of a
+ * Loop run at run time (LoopInit and LoopNext never fold). A value that depends only on constants
+ * is one ftaxc folds, and checks as a constant; eager checks it the same way. */
+static void mark_live(ft_eager *h) {
+  const ft_graph *g = h->g;
+  for (int i = 0; i < g->n_inputs; i++) h->live[g->inputs[i]] = 1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const ft_node *n = &g->nodes[i];
+    int live = n->op && (n->op->flags & FT_OP_EFFECT);
+    for (int k = 0; k < n->n_in; k++) live |= n->in[k] >= 0 && h->live[n->in[k]];
+    for (int k = 0; k < n->n_outer; k++) live |= n->outer[k] >= 0 && h->live[n->outer[k]];
+    for (int k = 0; k < n->n_out && live; k++) if (n->out[k] >= 0) h->live[n->out[k]] = 1;
+  }
+}
+
 int ft_eager_load(const char *path, const ft_pins *pins, ft_eager **out, ft_err *e) {
   return ft_eager_load_on(path, pins, NULL, out, e);
 }
@@ -131,6 +164,7 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   /* before anything is sized by the node count: a branch taken changes the nodes */
   if (!rc) rc = ft_infer(h->g, FT_INFER_SHAPES, e);
   if (rc) { ft_eager_free(h); return rc; }
+  drop_dead_nodes(h->g);
   ft_graph *g = h->g;
   size_t nv = (size_t)g->n_vals + 1, nn = (size_t)g->n_nodes + 1;
   h->uses = calloc(nv, sizeof *h->uses);
@@ -153,6 +187,9 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   }
   for (int v = 0; v < g->n_vals; v++) h->root[v] = v, h->out_slot[v] = -1;
   for (int i = g->n_outputs - 1; i >= 0; i--) h->out_slot[g->outputs[i]] = i;
+  h->live = calloc(nv, 1);
+  if (!h->live) { ft_eager_free(h); return ft_fail(e, FT_EIO, "out of memory"); }
+  mark_live(h);
   find_loops(h);
   count_uses(h);
   make_rows(h);
@@ -184,7 +221,7 @@ void ft_eager_free(ft_eager *h) {
       if (h->cdev[v]) h->dev->put(h->dctx, h->cdev[v], h->cdev_cls[v]);
     h->dev->close(h->dctx);
   }
-  free(h->dptr); free(h->cdev); free(h->cdev_cls);
+  free(h->dptr); free(h->cdev); free(h->cdev_cls); free(h->live);
   free(h->packed);
   ft_graph_free(h->g);
   ft_cache_release(&h->cache);
@@ -374,8 +411,12 @@ static int device_inputs(ft_eager *h, const ft_node *n, const void **in, mirrors
 static int run_node(ft_eager *h, int i, ft_err *e) {
   ft_graph *g = h->g;
   const ft_node *n = &g->nodes[i];
+  if (!strcmp(n->op_type, "Fail") && !strcmp(n->domain, "ftax")) /* a branch that cannot run here was taken */
+    return ft_fail(e, FT_EINVALID, "%s: %s", g->path, ft_attr_str(n, "message", "a branch that cannot run was taken"));
   ft_opctx c;
   ft_opctx_init(&c, g, i, e);
+  for (int k = 0; k < n->n_in && k < 64; k++) /* run-time data: not checked as a constant would be */
+    if (n->in[k] >= 0 && h->live[n->in[k]]) c.live |= (uint64_t)1 << k;
   mirrors m = {0}, ups = {0};
   int rc = infer_node(h, i, &c, &m, e);
   if (rc) { drop_mirrors(h, &m); name_model(e, g->path); return rc; }

@@ -23,6 +23,8 @@ struct ft_eager {
   int *uses;            /* per value: node input slots reading it (+1 if a graph output) */
   int *uses_left;       /* per value, counting down during a run */
   int *root;            /* per value: the value whose storage it uses (itself unless a view) */
+  unsigned char *live;  /* per value: computed from the run's inputs or a loop's state, not known when a
+                           program is compiled (ft_opctx.live: checks for constants skip it) */
   /* Loops run at run time (guard entry FT_GUARD_LOOP): per node, the first and last node of the
    * loop body it is in, -1 if none. A value made before a body and read in it counts one use for
    * the whole loop, given back when the loop ends; values made in the body count per iteration. */

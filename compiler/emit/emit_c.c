@@ -317,11 +317,20 @@ static void write_io_tables(FILE *c, const ft_graph *g, int plan) {
 /* ftp_calls: every kernel call in order, then the outputs no kernel wrote (constants, inputs,
  * repeated outputs) copied. */
 static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, int plan) {
-  fprintf(c, "static void ftp_calls_%d(unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
-             "                        void *const *outputs) {\n  (void)arena; (void)weights; (void)inputs;\n", plan);
+  fprintf(c, "static int ftp_calls_%d(unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
+             "                       void *const *outputs) {\n  (void)arena; (void)weights; (void)inputs;\n", plan);
   int *open = malloc(sizeof(int) * (size_t)(g->n_vals + 1)), n_open = 0;
   static const ft_node unguarded;
   for (int s = 0; s < lw->n; s++) {
+    const ft_node *n = &g->nodes[lw->order[s]];
+    if (!strcmp(n->op_type, "Fail") && !strcmp(n->domain, "ftax")) {
+      /* the branch of a run-time If that cannot run at these shapes was taken: exit code 2 */
+      write_guards(c, g, mp, n, open, &n_open);
+      fprintf(c, "  FTP_RUN_FAIL(");
+      ft_emit_c_string(c, ft_attr_str(n, "message", "a branch that cannot run was taken"));
+      fprintf(c, ");\n");
+      continue;
+    }
     if (!lw->calls[s].entry || mp->elided[s]) continue; /* a view, or a Concat its producers wrote */
     write_guards(c, g, mp, &g->nodes[lw->order[s]], open, &n_open);
     write_call(c, g, mp, lw, s);
@@ -339,7 +348,7 @@ static void write_calls(FILE *c, const ft_graph *g, const ft_lowered *lw, const 
     ft_emit_comment(c, g->vals[v].name);
     fprintf(c, " */\n");
   }
-  fprintf(c, "}\n\n");
+  fprintf(c, "  return 0;\n}\n\n");
 }
 
 /* ---- several plans ------------------------------------------------------------------------ */
@@ -517,10 +526,10 @@ int ft_emit_c_plans(ft_graph *const *gs, const ft_lowered *lws, ft_memplan *mps,
   if (rc) return rc;
   if (!o->freestanding) write_io_of(c, gs, n_plans, labels);
   for (int p = 0; p < n_plans; p++) write_calls(c, gs[p], &lws[p], &mps[p], p);
-  fprintf(c, "static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
-             "                      void *const *outputs) {\n  switch (plan) {\n");
-  for (int p = 0; p < n_plans; p++) fprintf(c, "  case %d: ftp_calls_%d(arena, weights, inputs, outputs); break;\n", p, p);
-  fprintf(c, "  default: break;\n  }\n}\n\n");
+  fprintf(c, "static int ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,\n"
+             "                     void *const *outputs) {\n  switch (plan) {\n");
+  for (int p = 0; p < n_plans; p++) fprintf(c, "  case %d: return ftp_calls_%d(arena, weights, inputs, outputs);\n", p, p);
+  fprintf(c, "  default: return 1;\n  }\n}\n\n");
 
   if (o->freestanding) return write_weights_array(c, g, mp, e);
   return write_main(c, guard, gs, n_plans, &done, e);

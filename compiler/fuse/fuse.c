@@ -62,6 +62,8 @@ static void count_uses(ft_graph *g, int *n_uses) {
     const ft_node *n = &g->nodes[i];
     if (n->dead) continue;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) n_uses[n->in[k]]++;
+    /* a condition a guard tests is read too: a pattern must not fuse it away */
+    for (int k = 0; k < n->n_guard; k++) n_uses[ft_guard_value(n->guard[k])]++;
   }
   for (int i = 0; i < g->n_outputs; i++) n_uses[g->outputs[i]]++;
 }

@@ -1,4 +1,5 @@
 /* Helpers shared by op descriptors: contexts, constant inputs, broadcasting, axes. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,17 @@ int ft_norm_axis(ft_opctx *c, int64_t axis, int rank, int *out) {
   if (axis < -rank || axis >= (rank ? rank : 1))
     return ft_infer_fail(c, FT_EINVALID, "axis %lld is out of range for rank %d", (long long)axis, rank);
   *out = (int)(axis < 0 ? axis + rank : axis);
+  return 0;
+}
+
+int ft_attr_int_c(ft_opctx *c, const char *name, int64_t dflt, int64_t lo, int64_t hi, int *out) {
+  int64_t v;
+  if (lo < INT_MIN) lo = INT_MIN;
+  if (hi > INT_MAX) hi = INT_MAX;
+  if (ft_attr_int_in(c->node, name, dflt, lo, hi, &v))
+    return ft_infer_fail(c, FT_EINVALID, "attribute '%s' is %lld; it must be between %lld and %lld", name, (long long)v,
+                         (long long)lo, (long long)hi);
+  *out = (int)v;
   return 0;
 }
 

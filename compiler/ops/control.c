@@ -56,6 +56,13 @@ static int if_merge_plan(ft_opctx *c, ft_kcall *k) {
   return 0;
 }
 
+/* ftax.Fail (message): what remains of an If's branch that cannot run at the shapes the program
+ * is compiled for (compiler/passes/infer.c). No inputs, no outputs, no kernel: the C emitter
+ * writes a return of exit code 2 with the message where its guard holds, ftax-eager fails with
+ * it there. FT_OP_EFFECT keeps it alive. */
+static int fail_infer(ft_opctx *c) { (void)c; return 0; }
+static int fail_plan(ft_opctx *c, ft_kcall *k) { (void)c; (void)k; return 0; }
+
 /* ---- a Loop run at run time ------------------------------------------------------------------ */
 
 /* Input k, when present, is one element of dtype (the trip count, a condition). */
@@ -171,6 +178,7 @@ const ft_opdesc ft_ops_control[] = {
     {"SplitToSequence", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
     {"ConcatFromSequence", "", expanded_infer, NULL, "", FT_OP_NOEVAL | FT_OP_CONTROL},
     {"IfMerge", "ftax", if_merge_infer, if_merge_plan, "control", 0},
+    {"Fail", "ftax", fail_infer, fail_plan, "", FT_OP_EFFECT},
     {"LoopInit", "ftax", loop_init_infer, loop_init_plan, "loop", FT_OP_EFFECT},
     {"LoopNext", "ftax", loop_next_infer, loop_next_plan, "loop", FT_OP_EFFECT},
     {0}};

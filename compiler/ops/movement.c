@@ -244,7 +244,8 @@ static int stack_infer(ft_opctx *c) {
   int64_t axis = ft_attr_int(c->node, "axis", 0);
   if (axis < 0) axis += x0->rank + 1; /* counted from the end of the stacked shape, as Concat's */
   if (axis < 0 || axis > x0->rank || x0->rank >= FT_MAX_RANK)
-    return ft_infer_fail(c, FT_EUNSUPPORTED, "axis %lld for inputs of rank %d", (long long)axis, x0->rank);
+    return ft_infer_fail(c, x0->rank >= FT_MAX_RANK ? FT_EUNSUPPORTED : FT_EINVALID, "axis %lld for inputs of rank %d (from "
+                         "the axis of the node this Stack was made for)", (long long)ft_attr_int(c->node, "axis", 0), x0->rank);
   for (int i = 1; i < c->n_in; i++) {
     int same = c->in[i]->dtype == x0->dtype && c->in[i]->rank == x0->rank;
     for (int d = 0; same && d < x0->rank; d++) same = c->in[i]->dims[d] == x0->dims[d];
@@ -258,7 +259,8 @@ static int stack_infer(ft_opctx *c) {
 }
 
 static int stack_plan(ft_opctx *c, ft_kcall *k) {
-  int axis = (int)ft_attr_int(c->node, "axis", 0);
+  int axis;
+  if (ft_attr_int_c(c, "axis", 0, -c->in[0]->rank - 1, c->in[0]->rank, &axis)) return c->err->code;
   if (axis < 0) axis += c->in[0]->rank + 1;
   size_t es = ft_dtype_size(c->in[0]->dtype);
   k->entry = concat_k;
@@ -287,7 +289,8 @@ static int split_sizes(ft_opctx *c, int *axis, int64_t *sizes) {
   }
   if (n < 0) { /* equal parts */
     n = c->n_out;
-    if (c->opset >= 18 && ft_attr_find(c->node, "num_outputs")) n = (int)ft_attr_int(c->node, "num_outputs", n);
+    if (c->opset >= 18 && ft_attr_find(c->node, "num_outputs") && ft_attr_int_c(c, "num_outputs", n, 1, FT_MAX_IO, &n))
+      return -1;
     if (n != c->n_out || n < 1) return ft_infer_fail(c, FT_EINVALID, "num_outputs is %d but the node has %d outputs", n, c->n_out), -1;
     /* before num_outputs (opset 18) the parts are equal; since, the last may be smaller, not empty */
     int64_t part = (dim + n - 1) / n;
@@ -415,7 +418,7 @@ static int slice_plan(ft_opctx *c, ft_kcall *k) {
 static int check_indices(ft_opctx *c, const ft_tensor *ind, int64_t dim) {
   if (ind->dtype != FT_INT64 && ind->dtype != FT_INT32)
     return ft_infer_fail(c, FT_EINVALID, "indices must be int32 or int64, not %s", ft_dtype_name(ind->dtype));
-  if (!ind->data) return 0; /* checked at run time: out of range gives zeros */
+  if (!ft_known_const(c, ind)) return 0; /* run-time indices: out of range gives zeros */
   for (int64_t i = 0; i < ft_numel(ind); i++) {
     int64_t j = ft_const_int(ind, i);
     if (j < -dim || j >= dim)

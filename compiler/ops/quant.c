@@ -46,7 +46,7 @@ static const char *short_name(int dt) {
  * or dequantizes to nothing meaningful, and would divide by zero in QuantizeLinear. Scales
  * computed at run time are the model's business. */
 static int scales_ok(ft_opctx *c, const ft_tensor *s, const char *what) {
-  if (!s || !s->data || s->dtype != FT_FLOAT) return 0;
+  if (!ft_known_const(c, s) || s->dtype != FT_FLOAT) return 0;
   for (int64_t i = 0; i < ft_numel(s); i++) {
     float v = ((const float *)s->data)[i];
     if (!(v > 0.0f) || isinf(v))
@@ -70,6 +70,10 @@ static int qparams(ft_opctx *c, int *per_axis, int *axis) {
                            (long long)ft_numel(s), (long long)x->dims[*axis], *axis);
   }
   if (z && ft_numel(z) != ft_numel(s)) return ft_infer_fail(c, FT_EINVALID, "zero point and scale have different sizes");
+  /* the same shape, not just as many values: a [1, 3] zero point for a [3] scale is invalid */
+  int same = !z || z->rank == s->rank || (ft_numel(s) == 1 && z->rank <= 1 && s->rank <= 1);
+  for (int d = 0; same && z && d < z->rank && z->rank == s->rank; d++) same = z->dims[d] == s->dims[d];
+  if (!same) return ft_infer_fail(c, FT_EINVALID, "zero point has rank %d, scale rank %d; they must have the same shape", z->rank, s->rank);
   return scales_ok(c, s, "scale");
 }
 
@@ -366,6 +370,12 @@ static int matmul_integer_infer(ft_opctx *c) {
   if (rc) return rc;
   const ft_tensor *a = c->in[0], *b = c->in[1];
   if (!is_8bit(a->dtype) || !is_8bit(b->dtype)) return ft_infer_fail(c, FT_EINVALID, "A and B must be uint8 or int8");
+  for (int k = 0; k < 2; k++) { /* a zero point has its operand's type */
+    const ft_tensor *z = opt_in(c, 2 + k);
+    if (z && z->dtype != c->in[k]->dtype)
+      return ft_infer_fail(c, FT_EINVALID, "%s zero point is %s but %s is %s", k ? "b's" : "a's", ft_dtype_name(z->dtype),
+                           k ? "B" : "A", ft_dtype_name(c->in[k]->dtype));
+  }
   mm g;
   if ((rc = mm_shape(c, a, b, &g))) return rc;
   int64_t n;

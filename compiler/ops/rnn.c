@@ -61,8 +61,7 @@ static int geometry(ft_opctx *c, const rnn_kind *kd, rnn_geom *g) {
       return ft_infer_fail(c, FT_EUNSUPPORTED, "%s is supported for float32 only (input %d is %s)", kd->op, i, ft_dtype_name(c->in[i]->dtype));
   }
   if (x->rank != 3 || w->rank != 3 || r->rank != 3) return ft_infer_fail(c, FT_EINVALID, "X, W and R must be 3-D");
-  g->layout = (int)ft_attr_int(c->node, "layout", 0);
-  if (g->layout != 0 && g->layout != 1) return ft_infer_fail(c, FT_EINVALID, "layout must be 0 or 1");
+  if (ft_attr_int_c(c, "layout", 0, 0, 1, &g->layout)) return c->err->code;
   g->S = x->dims[g->layout ? 1 : 0];
   g->B = x->dims[g->layout ? 0 : 1];
   g->I = x->dims[2];

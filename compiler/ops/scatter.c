@@ -58,7 +58,7 @@ static int pick(ft_opctx *c, ft_kcall *k, int red, const ft_kentry *typed, const
  * kernels: docs/hostile-input.md). ind holds tuples of k indices, component j into a dim of size
  * dims[j]; negative ones count from the end. */
 static int const_indices_in_range(ft_opctx *c, const ft_tensor *ind, int k, const int64_t *dims) {
-  if (!ind->data) return 0;
+  if (!ft_known_const(c, ind)) return 0;
   int64_t n = ft_numel(ind);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = ft_const_int(ind, i), dim = dims[i % k];
@@ -74,7 +74,7 @@ static int gathernd_geometry(ft_opctx *c, int *b, int *k) {
   int rc = need_inputs(c, 2);
   if (rc) return rc;
   const ft_tensor *x = c->in[0], *ind = c->in[1];
-  *b = (int)ft_attr_int(c->node, "batch_dims", 0);
+  if (ft_attr_int_c(c, "batch_dims", 0, 0, FT_MAX_RANK, b)) return c->err->code;
   if (ind->dtype != FT_INT64) return ft_infer_fail(c, FT_EINVALID, "indices must be int64, not %s", ft_dtype_name(ind->dtype));
   if (x->rank < 1 || ind->rank < 1) return ft_infer_fail(c, FT_EINVALID, "data and indices need rank 1 or more");
   if (*b < 0 || *b >= ind->rank || *b >= x->rank)

@@ -242,7 +242,8 @@ static int reshape_infer(ft_opctx *c) {
     if (n > FT_MAX_RANK) return ft_infer_fail(c, FT_EUNSUPPORTED, "rank %d is more than ftax supports", n);
     memcpy(shape, a, sizeof(int64_t) * (size_t)n);
   }
-  int allowzero = c->opset >= 14 ? (int)ft_attr_int(c->node, "allowzero", 0) : 0;
+  int allowzero = 0;
+  if (c->opset >= 14 && ft_attr_int_c(c, "allowzero", 0, 0, 1, &allowzero)) return c->err->code;
   int infer_at = -1;
   int64_t known = 1;
   y->dtype = x->dtype;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h" /* ft_node_set_string */
 #include "passes.h"
 
 /* Evaluate node i, whose inputs are all known, into freshly allocated output data. */
@@ -189,7 +190,8 @@ static int infer_node(ft_graph *g, int i, int mode, ft_gaps *gp, ft_err *e) {
   }
   if (gap) return -1;
   /* infer itself produced the data (Constant, Shape, Size): the node is folded */
-  int foldable = produced_data || (mode != FT_INFER_NO_FOLD && all_const && !(n->op->flags & (FT_OP_NOEVAL | FT_OP_EFFECT)));
+  int foldable = (produced_data && !(n->op->flags & FT_OP_EFFECT)) || /* ftax.Fail has no outputs: it stays */
+                 (mode != FT_INFER_NO_FOLD && all_const && !(n->op->flags & (FT_OP_NOEVAL | FT_OP_EFFECT)));
   if (!foldable) return 0;
   if (!produced_data) {
     rc = fold_node(g, i, &c, e);
@@ -202,6 +204,95 @@ static int infer_node(ft_graph *g, int i, int mode, ft_gaps *gp, ft_err *e) {
   return 0;
 }
 
+/* ---- branches that cannot run at the compiled shapes -------------------------------------- */
+
+/* Node j's guard starts with entries p[0..np). */
+static int guarded_by(const ft_node *n, const int *p, int np) {
+  if (n->n_guard < np) return 0;
+  for (int k = 0; k < np; k++) if (n->guard[k] != p[k]) return 0;
+  return 1;
+}
+
+/* The innermost If entry of guard[0..end): its index, or -1 (a Loop's entries are skipped). */
+static int innermost_if(const int *guard, int end) {
+  for (int k = end - 1; k >= 0; k--) if (!ft_guard_is_loop(guard[k])) return k;
+  return -1;
+}
+
+/* Node j (guarded by the branch of a run-time If) failed inference with e: that branch cannot run
+ * at the shapes the program is compiled for (Silero VAD's 8 kHz branch at a 16 kHz chunk), yet
+ * the model is fine for the inputs that take the other one. The branch becomes one ftax.Fail
+ * node at j, guarded as the branch was: a run-time error of the program (exit 2, e's message);
+ * its other nodes go, and each IfMerge of that If (and of any other on the same condition and
+ * guard: a run that takes this branch fails anyway) becomes an Identity of the other branch's
+ * value. If the other branch failed too, the If cannot run at all, and the branch around it is
+ * the one that fails, up to the graph: then the model is refused with e. 0, or e's code. */
+static int fail_branch(ft_graph *g, int j, int rc, ft_err *e) {
+  ft_node *n = &g->nodes[j];
+  int ng = n->n_guard, *guard = malloc(sizeof(int) * (size_t)(ng + 1));
+  if (!guard) return rc;
+  memcpy(guard, n->guard, sizeof(int) * (size_t)ng);
+  char why[sizeof e->msg];
+  memcpy(why, e->msg, sizeof why);
+  for (int k = innermost_if(guard, ng); k >= 0; k = innermost_if(guard, k)) {
+    int cond = ft_guard_value(guard[k]), neg = ft_guard_negated(guard[k]), other = FT_GUARD(cond, !neg);
+    const char *if_name = NULL;
+    int other_failed = 0;
+    for (int m = 0; m < g->n_nodes; m++) {
+      ft_node *x = &g->nodes[m];
+      if (x->dead || m == j) continue;
+      if (!strcmp(x->op_type, "Fail") && !strcmp(x->domain, "ftax") && x->n_guard == k + 1 && guarded_by(x, guard, k) &&
+          x->guard[k] == other)
+        other_failed = 1;
+      if (!strcmp(x->op_type, "IfMerge") && !strcmp(x->domain, "ftax") && x->n_guard == k && guarded_by(x, guard, k) &&
+          x->in[0] == cond && !if_name)
+        if_name = x->name;
+    }
+    if (other_failed) continue; /* neither branch runs: the branch around this If is the one that fails */
+    /* this branch: node j becomes the Fail, the rest go */
+    for (int m = 0; m < g->n_nodes; m++)
+      if (m != j && guarded_by(&g->nodes[m], guard, k + 1)) g->nodes[m].dead = 1;
+    for (int m = 0; m < g->n_nodes; m++) {
+      ft_node *x = &g->nodes[m];
+      if (x->dead || strcmp(x->op_type, "IfMerge") || strcmp(x->domain, "ftax") || x->n_guard != k ||
+          !guarded_by(x, guard, k) || x->in[0] != cond)
+        continue;
+      int keep = x->in[neg ? 1 : 2]; /* then's value when else fails, else's when then fails */
+      free(x->op_type); free(x->domain);
+      x->op_type = strdup("Identity");
+      x->domain = strdup("");
+      x->op = ft_op_find("", "Identity");
+      x->in[0] = keep;
+      x->n_in = 1;
+    }
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "If '%s' took its %s (condition '%s' %s), which cannot run at the shapes this program was "
+             "compiled for: %s; compile it at the shapes that branch needs (--shape, --dim, or --bind the inputs that "
+             "decide the condition) to run it", if_name ? if_name : "?", neg ? "else_branch" : "then_branch",
+             g->vals[cond].name, neg ? "false" : "true", why);
+    n = &g->nodes[j];
+    free(n->op_type); free(n->domain); free(n->in); free(n->out); free(n->outer);
+    for (int a = 0; a < n->n_attrs; a++) ft_attr_free(&n->attrs[a]);
+    n->n_attrs = 0;
+    n->op_type = strdup("Fail");
+    n->domain = strdup("ftax");
+    n->op = ft_op_find("ftax", "Fail");
+    n->in = malloc(sizeof(int));
+    n->out = malloc(sizeof(int));
+    if (n->in) n->in[0] = -1; /* stages that look at out[0] first find "none" */
+    if (n->out) n->out[0] = -1;
+    n->outer = NULL;
+    n->n_in = n->n_out = n->n_outer = 0;
+    n->n_guard = k + 1;
+    ft_node_set_string(n, "message", msg);
+    free(guard);
+    memset(e, 0, sizeof *e);
+    return 0;
+  }
+  free(guard);
+  return rc;
+}
+
 int ft_infer(ft_graph *g, int mode, ft_err *e) {
   ft_gaps gp;
   gp.n = gp.total = 0;
@@ -210,6 +301,7 @@ int ft_infer(ft_graph *g, int mode, ft_err *e) {
     if (n->dead) continue;
     if (n->op->flags & FT_OP_CONTROL) {
       int rc = expand_control(g, i, e);
+      if (rc == FT_EINVALID && g->nodes[i].n_guard && !gp.total && !fail_branch(g, i, rc, e)) continue;
       if (rc) return gp.total ? report_gaps(g, &gp, e) : name_model(g, e, rc);
       i--; /* the first node of what replaced it is node i now */
       continue;
@@ -221,6 +313,7 @@ int ft_infer(ft_graph *g, int mode, ft_err *e) {
       continue;
     }
     rc = infer_node(g, i, mode, &gp, e);
+    if (rc == FT_EINVALID && g->nodes[i].n_guard && !gp.total && !fail_branch(g, i, rc, e)) continue;
     /* a later failure may follow from a gap (no kernel, no folded data): the gaps are the news */
     if (rc > 0) return gp.total ? report_gaps(g, &gp, e) : rc;
   }

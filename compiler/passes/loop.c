@@ -38,9 +38,8 @@
 
 #define FT_UNROLL_MAX_ITERS 1024
 #define FT_UNROLL_MAX_NODES 50000
-/* Loops nest, and each check above sees only its own body: the whole graph stops growing here, or
- * a model of a few nested loops would ask for billions of nodes. */
-#define FT_GRAPH_MAX_NODES 100000
+/* Loops nest, and each check above sees only its own body: the whole graph stops growing at
+ * FT_GRAPH_MAX_NODES (ir.h), or a model of a few nested loops would ask for billions of nodes. */
 
 /* The graph attribute `name` of node i. */
 static int body_graph(const ft_graph *g, int i, const char *name, const ft_graph **b, ft_err *e) {
@@ -300,6 +299,14 @@ int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
   if (rc) return rc;
   const ft_node *n = &g->nodes[i];
   int64_t trips = -1;
+  /* M is an int64 and cond a bool, one element each (a float or 2-element M was read as a count) */
+  for (int k = 0; k < 2 && k < n->n_in; k++) {
+    const ft_tensor *t = n->in[k] >= 0 ? &g->vals[n->in[k]].t : NULL;
+    if (t && t->rank >= 0 && (t->dtype != (k ? FT_BOOL : FT_INT64) || ft_numel(t) != 1))
+      return ft_fail(e, FT_EINVALID, "%s: %s: its %s is %s with %lld elements; it must be one %s", g->path,
+                     ft_node_label(g, i), k ? "condition" : "trip count M", ft_dtype_name(t->dtype),
+                     (long long)ft_numel(t), k ? "bool" : "int64");
+  }
   ft_opctx c; /* for ft_need_const's message: which graph input to bind */
   ft_opctx_init(&c, g, i, e);
   if (n->in[0] >= 0) {
@@ -351,12 +358,29 @@ static int scan_shape_of(const ft_graph *g, int i, scan_shape *s, ft_err *e) {
                    g->path, ft_node_label(g, i));
   int rc = body_graph(g, i, "body", &s->body, e);
   if (rc) return rc;
-  s->n_in = (int)ft_attr_int(n, "num_scan_inputs", 0);
+  int64_t n_in;
+  if (ft_attr_int_in(n, "num_scan_inputs", 0, 1, FT_MAX_IO, &n_in))
+    return ft_fail(e, FT_EINVALID, "%s: %s: num_scan_inputs is %lld; it must be between 1 and the node's inputs",
+                   g->path, ft_node_label(g, i), (long long)n_in);
+  s->n_in = (int)n_in;
   s->n_state = n->n_in - s->n_in;
   s->n_out = s->body->n_outputs - s->n_state;
   if (s->n_in < 1 || s->n_state < 0 || s->n_out < 0 || s->body->n_inputs != n->n_in || n->n_out != s->body->n_outputs)
     return ft_fail(e, FT_EINVALID, "%s: %s: num_scan_inputs %d and its body's %d inputs and %d outputs do not fit the node",
                    g->path, ft_node_label(g, i), s->n_in, s->body->n_inputs, s->body->n_outputs);
+  /* one entry per scan input or output, and a direction is 0 (forward) or 1 (reverse) */
+  static const char *lists[4] = {"scan_input_axes", "scan_input_directions", "scan_output_axes", "scan_output_directions"};
+  for (int l = 0; l < 4; l++) {
+    const int64_t *a;
+    int m = ft_attr_ints(n, lists[l], &a), want = l < 2 ? s->n_in : s->n_out;
+    if (m > want)
+      return ft_fail(e, FT_EINVALID, "%s: %s: %s has %d entries for %d scan %s", g->path, ft_node_label(g, i), lists[l], m,
+                     want, l < 2 ? "inputs" : "outputs");
+    for (int k = 0; k < m && (l & 1); k++)
+      if (a[k] != 0 && a[k] != 1)
+        return ft_fail(e, FT_EINVALID, "%s: %s: %s[%d] is %lld; a direction is 0 (forward) or 1 (reverse)", g->path,
+                       ft_node_label(g, i), lists[l], k, (long long)a[k]);
+  }
   s->len = -1;
   for (int j = 0; j < s->n_in; j++) {
     const ft_tensor *x = &g->vals[n->in[s->n_state + j]].t;
@@ -396,8 +420,12 @@ static int scan_output(ft_graph *g, int i, const scan_shape *s, const int *piece
   if (out < 0) return 0;
   int *order = malloc(sizeof(int) * (size_t)(s->len + 1));
   int reverse = attr_at(&g->nodes[i], "scan_output_directions", k) != 0;
+  /* the pieces are not inferred yet: the rank the body declares for its output, if it does */
+  int rc = ft_join_axis_check(g, i, "Stack", s->body->vals[s->body->outputs[s->n_state + k]].declared_rank,
+                              attr_at(&g->nodes[i], "scan_output_axes", k), e);
+  if (rc) { free(order); return rc; }
   for (int64_t t = 0; t < s->len; t++) order[t] = pieces[(reverse ? s->len - 1 - t : t) * s->n_out + k];
-  int rc = ft_join_into(g, i, "Stack", order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
+  rc = ft_join_into(g, i, "Stack", order, (int)s->len, attr_at(&g->nodes[i], "scan_output_axes", k), out, e);
   free(order);
   return rc;
 }

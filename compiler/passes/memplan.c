@@ -301,6 +301,34 @@ int ft_plan_memory(ft_graph *g, const ft_lowered *lw, ft_memplan *mp, ft_err *e)
   return 0;
 }
 
+/* Every value a call reads or writes, every condition a guard tests and every graph output has a
+ * place (arena, weights, an input or output buffer): a value without one would be emitted as a
+ * NULL pointer, which the program dereferences. Checked between planning and emission, so a pass
+ * that forgets a value fails here, naming it, instead of writing a program that crashes. */
+static int no_place(const ft_graph *g, const ft_memplan *mp, int v, const char *node, const char *what, ft_err *e) {
+  return ft_fail(e, FT_EUNSUPPORTED, "%s: internal error: value '%s' (%s %s) has no place in the memory plan; ftax "
+                 "cannot compile this model (please report it)", g->path, g->vals[v].name, what, node);
+}
+
+int ft_check_plan(const ft_graph *g, const ft_lowered *lw, const ft_memplan *mp, ft_err *e) {
+  for (int s = 0; s < lw->n; s++) {
+    if (!lw->calls[s].entry || mp->elided[s]) continue;
+    const ft_node *n = &g->nodes[lw->order[s]];
+    const char *label = ft_node_label(g, lw->order[s]);
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k] >= 0 && mp->storage[n->in[k]] == FT_S_NONE) return no_place(g, mp, n->in[k], label, "read by", e);
+    for (int k = 0; k < n->n_out; k++)
+      if (n->out[k] >= 0 && mp->storage[n->out[k]] == FT_S_NONE) return no_place(g, mp, n->out[k], label, "written by", e);
+    for (int k = 0; k < n->n_guard; k++) {
+      int v = ft_guard_value(n->guard[k]);
+      if (mp->storage[v] == FT_S_NONE) return no_place(g, mp, v, label, "the condition guarding", e);
+    }
+  }
+  for (int i = 0; i < g->n_outputs; i++)
+    if (mp->storage[g->outputs[i]] == FT_S_NONE) return no_place(g, mp, g->outputs[i], "the graph", "an output of", e);
+  return 0;
+}
+
 void ft_memplan_free(ft_memplan *mp) {
   free(mp->root);
   free(mp->storage);

@@ -225,7 +225,10 @@ static int split_sizes(ft_graph *g, int i, int64_t len, int64_t **sizes, int *n,
   if (t && ((t->dtype != FT_INT64 && t->dtype != FT_INT32) || t->rank > 1))
     return ft_fail(e, FT_EINVALID, "%s: %s: split is %s of rank %d; it takes an integer scalar or 1-D tensor", g->path,
                    ft_node_label(g, i), ft_dtype_name(t->dtype), t->rank);
-  int64_t chunk = !t ? 1 : t->rank == 0 ? ft_const_int(t, 0) : 0, m = chunk > 0 ? (len + chunk - 1) / chunk : ft_numel(t);
+  /* pieces of `chunk`, the last the rest: len / chunk rounded up, without len + chunk - 1 (which
+   * overflows for a chunk near INT64_MAX) */
+  int64_t chunk = !t ? 1 : t->rank == 0 ? ft_const_int(t, 0) : 0;
+  int64_t m = chunk > 0 ? len / chunk + (len % chunk != 0) : ft_numel(t);
   if (t && t->rank == 0 && chunk < 1)
     return ft_fail(e, FT_EINVALID, "%s: %s: split %lld; a piece takes at least one element", g->path, ft_node_label(g, i),
                    (long long)chunk);
@@ -233,10 +236,11 @@ static int split_sizes(ft_graph *g, int i, int64_t len, int64_t **sizes, int *n,
     return ft_fail(e, FT_EUNSUPPORTED, "%s: %s splits into %lld pieces; ftax lowers sequences into values and takes at "
                    "most %d", g->path, ft_node_label(g, i), (long long)m, FT_SEQ_MAX_LEN);
   *sizes = malloc(sizeof(int64_t) * (size_t)(m ? m : 1));
+  if (!*sizes) return ft_fail(e, FT_EIO, "out of memory");
   int64_t sum = 0;
   for (int64_t k = 0; k < m; k++) {
     (*sizes)[k] = chunk > 0 ? (len - k * chunk < chunk ? len - k * chunk : chunk) : ft_const_int(t, k);
-    if ((*sizes)[k] < 0 || (sum += (*sizes)[k]) > len) break;
+    if ((*sizes)[k] < 0 || __builtin_add_overflow(sum, (*sizes)[k], &sum) || sum > len) break;
   }
   *n = (int)m;
   if (chunk > 0 || sum == len) return 0;

@@ -23,9 +23,15 @@ int ft_simplify(ft_graph *g, ft_err *e) {
     int from = n->out[0], to = n->in[0];
     if (g->vals[from].is_output) continue; /* keep: the output needs its own buffer */
     if (n->n_out > 1 && n->out[1] >= 0) continue; /* Dropout's mask is used */
-    for (int j = i + 1; j < g->n_nodes; j++)
-      for (int k = 0; k < g->nodes[j].n_in; k++)
-        if (g->nodes[j].in[k] == from) g->nodes[j].in[k] = to;
+    for (int j = i + 1; j < g->n_nodes; j++) {
+      ft_node *m = &g->nodes[j];
+      for (int k = 0; k < m->n_in; k++)
+        if (m->in[k] == from) m->in[k] = to;
+      /* a run-time If's condition through a no-op (GreaterOrEqual -> Cast(to=BOOL) -> If): the
+       * guards of its branches test the value the no-op read */
+      for (int k = 0; k < m->n_guard; k++)
+        if (ft_guard_value(m->guard[k]) == from) m->guard[k] = to * 4 + (m->guard[k] & 3);
+    }
     n->dead = 1;
   }
   /* dead code: walk backwards from the outputs */

@@ -186,7 +186,20 @@ static void join_node(ft_graph *g, int i, const char *op, const int *pieces, int
   ft_node_set_int(j, "axis", axis);
 }
 
+/* The axis comes from the model (ConcatFromSequence's axis, a Scan's scan_output_axes): out of
+ * range for pieces of rank r, the model's node is invalid; checked here, where its name is known,
+ * rather than by the Stack or Concat made from it. r < 0: not known yet (the Stack checks it). */
+int ft_join_axis_check(const ft_graph *g, int i, const char *op, int r, int64_t axis, ft_err *e) {
+  int stack = !strcmp(op, "Stack");
+  if (r < 0 || (axis >= -(int64_t)r - stack && axis < (int64_t)r + stack)) return 0;
+  return ft_fail(e, FT_EINVALID, "%s: %s: axis %lld is out of range for %s pieces of rank %d (%s: from %d to %d)", g->path,
+                 ft_node_label(g, i), (long long)axis, stack ? "stacking" : "joining", r, stack ? "a new axis" : "an axis",
+                 -r - stack, r - 1 + stack);
+}
+
 int ft_join_into(ft_graph *g, int i, const char *op, const int *pieces, int n, int64_t axis, int out, ft_err *e) {
+  int rc = n > 0 ? ft_join_axis_check(g, i, op, g->vals[pieces[0]].t.rank, axis, e) : 0;
+  if (rc) return rc;
   if (n <= FT_JOIN_GROUP) {
     join_node(g, i, op, pieces, n, axis, out);
     return 0;

@@ -28,5 +28,8 @@ int ft_check_condition(const ft_graph *g, int i, int cond, ft_err *e);
 /* out = pieces[0..n) joined along `axis` by op "Stack" (a new dim) or "Concat" (an existing
  * one): one node, or nodes of groups and a Concat above them (an op takes FT_MAX_IO inputs). */
 int ft_join_into(ft_graph *g, int i, const char *op, const int *pieces, int n, int64_t axis, int out, ft_err *e);
+/* FT_EINVALID naming node i when axis (from the model) does not fit op ("Stack": a new axis,
+ * "Concat": an existing one) over pieces of rank r; r < 0 (not known yet) passes. */
+int ft_join_axis_check(const ft_graph *g, int i, const char *op, int r, int64_t axis, ft_err *e);
 
 #endif

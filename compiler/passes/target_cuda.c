@@ -61,6 +61,10 @@ static int find_twins(const ft_graph *g, ft_lowered *lw, int fp16, ft_cuda_libs 
   ms.n = ms.total = 0;
   for (int s = 0; s < lw->n; s++) {
     ft_kcall *k = &lw->calls[s];
+    const ft_node *fn = &g->nodes[lw->order[s]];
+    if (!k->entry && !strcmp(fn->op_type, "Fail") && !strcmp(fn->domain, "ftax"))
+      return ft_fail(e, FT_EUNSUPPORTED, "%s: %s; the CUDA target does not branch at run time (compile for the CPU, or "
+                     "--bind what the condition depends on)", g->path, ft_attr_str(fn, "message", "a branch cannot run"));
     if (!k->entry) continue;
     ft_twin_call t;
     char why[128];

@@ -314,6 +314,10 @@ static int ft_gen_plan(const ft_program *p, ft_gen *g) {
   g->pos = ft_find_io(p->in, p->n_in, "position_ids");
   if (g->tok < 0 || !ft_gen_token_input(&p->in[g->tok])) { fprintf(stderr, "error: %s: no input_ids of that type\n", need); return 1; }
   g->B = p->in[g->tok].dims[0];
+  if (g->B < 1) { /* a program compiled with --dim batch=0 runs, but has no row to decode */
+    fprintf(stderr, "error: --generate: input_ids is [%lld, 1]; decoding needs a batch of at least 1 (compile with a batch of 1 or more)\n", (long long)g->B);
+    return 1;
+  }
   if (g->pos >= 0 && (!ft_gen_token_input(&p->in[g->pos]) || p->in[g->pos].dims[0] != g->B)) {
     fprintf(stderr, "error: %s: position_ids must be int64 [%lld, 1] like input_ids\n", need, (long long)g->B);
     return 1;
@@ -325,6 +329,7 @@ static int ft_gen_plan(const ft_program *p, ft_gen *g) {
     return 1;
   }
   g->V = lg->dims[lg->rank - 1];
+  if (g->V < 1) { fprintf(stderr, "error: %s: the logits have a vocabulary of 0\n", need); return 1; }
   g->T = INT64_MAX;
   g->n_pairs = 0;
   for (int k = 0; k < p->n_in; k++) {

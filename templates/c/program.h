@@ -18,6 +18,7 @@
 #define FT_PROGRAM_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,9 +84,12 @@ typedef FTP_API(ctx) ftp_ctx;
 #define FTP_NUM_PLANS 1
 #endif
 
-/* Every kernel call of plan's model, in order (written by ftaxc after this file). */
-static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
-                      void *const *outputs);
+/* Every kernel call of plan's model, in order (written by ftaxc after this file): 0, or 2 where
+ * the branch of a run-time If that cannot run at the compiled shapes is taken (FTP_RUN_FAIL says
+ * why on stderr; no output is complete then). */
+static int ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+                     void *const *outputs);
+#define FTP_RUN_FAIL(msg) do { fprintf(stderr, "error: %s\n", msg); return 2; } while (0)
 
 /* Plan's input (is_output 0) or output i: name, ONNX element type, rank, dims (written by ftaxc
  * after this file); NULL past the last. ftp_plan_name_of: the plan's label ("seq=16"). */
@@ -180,17 +184,19 @@ FTP_EXPORT int FTP_API(init)(ftp_ctx **out, const char *path, char *err, size_t 
 
 FTP_EXPORT void FTP_API(ctx_set_threads)(ftp_ctx *ctx, int threads) { ctx->threads = threads > 0 ? threads : 0; }
 
+/* 0, or 2 where the run took a branch of a run-time If that cannot run at the compiled shapes
+ * (FTP_RUN_FAIL said why on stderr; the outputs are not complete) */
 FTP_EXPORT int FTP_API(run_plan)(ftp_ctx *ctx, int plan, const void *const *inputs, void *const *outputs) {
   if (plan < 0 || plan >= FTP_NUM_PLANS) return 1;
 #ifndef FT_NO_THREADS
   int saved = ft_par_local_threads;
   if (ctx->threads) ft_par_local_threads = ctx->threads;
 #endif
-  ftp_calls(plan, ctx->arena, ctx->model->weights.data, inputs, outputs);
+  int rc = ftp_calls(plan, ctx->arena, ctx->model->weights.data, inputs, outputs);
 #ifndef FT_NO_THREADS
   ft_par_local_threads = saved;
 #endif
-  return 0;
+  return rc;
 }
 
 FTP_EXPORT int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {

@@ -38,8 +38,11 @@ static unsigned char ftp_static_arena[FTP_ARENA_ALLOC] __attribute__((aligned(64
 static int ftp_static_arena_taken;
 #endif
 
-static void ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
-                      void *const *outputs);
+/* 0, or 2 where a branch that cannot run at the compiled shapes is taken (no stdio here: the
+ * reason is in the generated source, at the FTP_RUN_FAIL). */
+static int ftp_calls(int plan, unsigned char *arena, const unsigned char *weights, const void *const *inputs,
+                     void *const *outputs);
+#define FTP_RUN_FAIL(msg) return 2
 
 /* err gets msg, cut to n bytes (no snprintf here). */
 static int ftp_fail(char *err, size_t n, const char *msg, int rc) {
@@ -91,8 +94,7 @@ int FTP_API(init)(ftp_ctx **out, const char *path, char *err, size_t n) {
 }
 
 int FTP_API(run)(ftp_ctx *ctx, const void *const *inputs, void *const *outputs) {
-  ftp_calls(0, ctx->arena, ftp_weights, inputs, outputs);
-  return 0;
+  return ftp_calls(0, ctx->arena, ftp_weights, inputs, outputs);
 }
 
 #endif

@@ -131,6 +131,11 @@ static int ft_weights_open(ft_weights *w, const char *path, const unsigned char 
       return 4;
     }
     len = (size_t)st.st_size;
+    if (S_ISREG(st.st_mode) && len < FT_WEIGHTS_HEADER_BYTES) { /* empty or cut: a wrong file, not an I/O error */
+      close(fd);
+      snprintf(err, n, "%s: not an ftax weights file (%zu bytes, shorter than the header)", path, len);
+      return 2;
+    }
     void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
     close(fd);
     if (!map || map == MAP_FAILED) {

@@ -8,6 +8,8 @@
 #                 test_data_set_0 inputs folded in as initializers (seedtool fold: ftax then
 #                 evaluates every node at compile time)
 #   fuzz_tensor   the .pb files of tests/models/*/test_data_set_* and of the node tests below
+#                 and tests/fuzz/seeds/fuzz_model (model-local functions and subgraphs in the
+#                 shapes the loader's inlining must get right: tests/fuzz/make_model_seeds.py)
 #   fuzz_extpath  tests/fuzz/seeds/fuzz_extpath (hand-made locations)
 # plus tests/fuzz/regressions/<target>/* (fixed crashes). Files above MAX_BYTES are left out
 # (the fuzzer would cut them to its -max_len anyway).
@@ -76,6 +78,7 @@ if [ -d "$nodes" ]; then
   done
 fi
 cp "$here"/seeds/fuzz_extpath/* "$out/fuzz_extpath/"
+for m in "$here"/seeds/fuzz_model/*.onnx; do add "$m" fuzz_model "seed_$(basename "$m")"; done
 for t in fuzz_model fuzz_tensor fuzz_extpath; do
   for f in "$here/regressions/$t"/*; do [ -f "$f" ] && cp "$f" "$out/$t/regression_$(basename "$f")"; done
 done

@@ -810,6 +810,195 @@ def gen_invalid(g):
             has=["w"], note="initializer with data_type %d" % dt)
 
 
+# ---- round 2: functions, subgraphs and names (issue 39) --------------------------------------
+
+def fn_model(nodes, inputs, outputs, functions, inits=(), opset=13):
+    m = mk(nodes, inputs, outputs, inits, opset=opset,
+           opsets=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)])
+    m.functions.extend(functions)
+    return m
+
+
+def fn(name, ins, outs, nodes):
+    return helper.make_function("local", name, list(ins), list(outs), list(nodes),
+                                [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)])
+
+
+def call(f, ins, outs, name):
+    return helper.make_node(f, list(ins), list(outs), name=name, domain="local")
+
+
+def gen_round2(g):
+    def add(name, m, cls="invalid", expect=(2,), **kw):
+        g.add(cls + "_" + name, cls, m, expect=expect, **kw)
+
+    # a function that calls itself through an If's branch or a Loop's body: the depth limit must
+    # count across subgraphs (it restarted in every one, and the recursion ran out of stack)
+    then_g = helper.make_graph([call("Rec", ["X"], ["t"], "again")], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([node("Identity", ["X"], ["t"], "stop")], "else", [], [vi("t", F, None)])
+    rec = fn("Rec", ["X"], ["Y"], [node("If", ["c"], ["Y"], "rec_if", then_branch=then_g, else_branch=else_g)])
+    # (c is read from outside the function: refused too, but only after the recursion is found)
+    rec_c = fn("Rec", ["X"], ["Y"], [node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+                                     node("If", ["c"], ["Y"], "rec_if", then_branch=then_g, else_branch=else_g)])
+    add("fn_recursive_if", fn_model([call("Rec", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], [rec_c]),
+        has=["Rec", "itself"], note="a local function calling itself from an If branch (was a stack overflow)")
+    body = helper.make_graph([call("RecL", ["h"], ["h2"], "again"), node("Identity", ["cond"], ["cond2"], "keep")],
+                             "body", [vi("i", I64, []), vi("cond", B, []), vi("h", F, None)],
+                             [vi("cond2", B, []), vi("h2", F, None)])
+    recl = fn("RecL", ["X"], ["Y"], [node("Constant", [], ["n"], "cst", value=helper.make_tensor("v", I64, [], [2])),
+                                     node("Loop", ["n", "", "X"], ["Y"], "rec_loop", body=body)])
+    add("fn_recursive_loop", fn_model([call("RecL", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], [recl]),
+        has=["RecL", "itself"], note="a local function calling itself from a Loop body")
+    # 12 functions each calling the next 10 times: 10^11 nodes from 3 KB
+    fns = []
+    for k in range(12):
+        if k == 11:
+            fns.append(fn("F11", ["A"], ["B"], [node("Relu", ["A"], ["B"], "leaf")]))
+            continue
+        chain = []
+        for j in range(10):
+            chain.append(call("F%d" % (k + 1), ["A" if j == 0 else "t%d" % (j - 1)], ["B" if j == 9 else "t%d" % j], "c%d" % j))
+        fns.append(fn("F%d" % k, ["A"], ["B"], chain))
+    add("fn_expansion_bomb", fn_model([call("F0", ["x"], ["y"], "top")], [vi("x", F, [2])], [vi("y", F, None)], fns),
+        cls="size", expect=(3,), has=["F0", "100000"],
+        note="12 functions each calling the next 10 times: stop at the graph's node limit (was 5.8 GB, then SIGSEGV)")
+    # names resolve by scope: an undefined name in a body is not the caller's value of the same
+    # prefixed name
+    leak = fn("Leak", ["A"], ["B"], [node("Add", ["A", "t"], ["B"], "add_t")])
+    add("fn_reads_caller_value", fn_model([call("Leak", ["x"], ["y"], "call")], [vi("x", F, [2]), vi("call#0/t", F, [2])],
+                                          [vi("y", F, None)], [leak]),
+        has=["Leak", "'t'"], note="the body reads 't', which it does not define; the caller has 'call#0/t'")
+    long = "L" * 1100
+    cut = fn("Cut", ["A"], ["B"], [node("Relu", ["A"], [long + "a"], "r"), node("Neg", [long + "b"], ["B"], "n")])
+    add("fn_long_names_merge", fn_model([call("Cut", ["x"], ["y"], "call")], [vi("x", F, [2])], [vi("y", F, None)], [cut]),
+        has=["Cut", long[:100]], note="two names that differ after 1,100 bytes (cut at 1,023 and merged)")
+    tw = fn("Twice", ["A"], ["B"], [node("Add", ["A", "A"], ["T"], "add"), node("Mul", ["T", "T"], ["B"], "mul")])
+    nm = "N" * 600
+    add("fn_long_caller_names", fn_model([call("Twice", ["x"], ["u"], nm + "1"), call("Twice", ["u"], ["y"], nm + "2")],
+                                         [vi("x", F, [2])], [vi("y", F, None)], [tw]),
+        cls="exitclass", expect=(0,), note="two calls whose 600-byte names share a prefix: each call keeps its own T (was refused)")
+    add("fn_too_many_inputs", fn_model([call("Twice", ["x", "x", "x"], ["y"], "call3")], [vi("x", F, [2])],
+                                       [vi("y", F, None)], [tw]),
+        has=["call3", "Twice"], note="a 1-input function called with 3 inputs")
+    add("fn_too_many_outputs", fn_model([call("Twice", ["x"], ["y", "z"], "call2o")], [vi("x", F, [2])],
+                                        [vi("y", F, None)], [tw]),
+        has=["call2o", "Twice"], note="a 1-output function called with 2 outputs")
+    sub_leak = fn("SubLeak", ["A"], ["B"], [
+        node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+        node("If", ["c"], ["B"], "sub_if",
+             then_branch=helper.make_graph([node("Add", ["A", "t"], ["o"], "add_t")], "then", [], [vi("o", F, None)]),
+             else_branch=helper.make_graph([node("Identity", ["A"], ["o"], "same")], "else", [], [vi("o", F, None)]))])
+    add("fn_subgraph_reads_caller", fn_model([call("SubLeak", ["x"], ["y"], "call")],
+                                             [vi("x", F, [2]), vi("t", F, [2])], [vi("y", F, None)], [sub_leak]),
+        has=["SubLeak", "'t'"], note="an If branch inside a body reads 't', which only the caller has")
+    # a body's private value read by an If branch inside it (resolved by scope, renamed for the branch)
+    priv = fn("Priv", ["A"], ["B"], [
+        node("Relu", ["A"], ["T"], "relu"),
+        node("Constant", [], ["c"], "cst", value=helper.make_tensor("v", B, [], [True])),
+        node("If", ["c"], ["B"], "sub_if",
+             then_branch=helper.make_graph([node("Neg", ["T"], ["o"], "neg")], "then", [], [vi("o", F, None)]),
+             else_branch=helper.make_graph([node("Identity", ["T"], ["o"], "same")], "else", [], [vi("o", F, None)]))])
+    add("fn_subgraph_reads_body", fn_model([call("Priv", ["x"], ["y"], "call1"), call("Priv", ["y"], ["z"], "call2")],
+                                           [vi("x", F, [2]), vi("T", F, [2])], [vi("z", F, None)], [priv]),
+        cls="exitclass", expect=(0,), note="an If branch in a body reads the body's T (the caller has a T of its own): valid")
+    # NUL bytes inside names: protobuf-c stops at the NUL, and 'x\\0a' became the input 'x'
+    add("name_nul_reads_input", base_relu([node("Relu", ["x\0a"], ["y"], "relu_nul")]), has=["NUL", "x\\x00a"],
+        note="a node reads 'x\\0a', undefined; cut at the NUL it was the graph input 'x'")
+    add("name_nul_two_values", mk([node("Relu", ["x"], ["t\0a"], "r1"), node("Neg", ["x"], ["t\0b"], "r2"),
+                                   node("Add", ["t\0a", "t\0b"], ["y"], "add")], [vi("x", F, [2])], [vi("y", F, None)]),
+        has=["NUL"], note="two values 't\\0a' and 't\\0b' that protobuf-c reads as one 't'")
+    add("name_nul_node", base_relu([node("Relu", ["x"], ["y"], "relu\0hidden")]), has=["NUL"],
+        note="a node name with a NUL byte")
+    # int64 attributes are range-checked where they are read, never narrowed
+    big = 2 ** 32
+    add("split18_num_outputs_2p32", mk([node("Split", ["x"], ["a", "b"], "split_node", axis=0, num_outputs=big + 2)],
+                                       [vi("x", F, [4, 3])], [vi("a", F, None), vi("b", F, None)], opset=18),
+        has=["split_node", "num_outputs", str(big + 2)], note="num_outputs 2^32 + 2 (was read as 2)")
+    add("gathernd_batch_dims_2p32", mk([node("GatherND", ["x", "i"], ["y"], "gnd_node", batch_dims=big)],
+                                       [vi("x", F, [2, 3])], [vi("y", F, None)], [init("i", np.array([[1], [0]], np.int64))]),
+        has=["gnd_node", "batch_dims"], note="batch_dims 2^32 (was read as 0)")
+    add("reshape_allowzero_2p32", mk([node("Reshape", ["x", "s"], ["y"], "reshape_node", allowzero=big + 1)],
+                                     [vi("x", F, [2, 3])], [vi("y", F, None)], [init("s", np.array([3, 2], np.int64))],
+                                     opset=14),
+        has=["reshape_node", "allowzero"], note="allowzero 2^32 + 1 (was read as 1)")
+    sbody = helper.make_graph([node("Add", ["s_in", "xe"], ["s_out"], "acc")], "step",
+                              [vi("s_in", F, [2]), vi("xe", F, [2])], [vi("s_out", F, [2])])
+    add("scan_num_scan_inputs_2p32", mk([node("Scan", ["s0", "x"], ["s"], "scan_node", body=sbody, num_scan_inputs=big + 1)],
+                                        [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None)], opset=11),
+        has=["scan_node", "num_scan_inputs"], note="num_scan_inputs 2^32 + 1 (was read as 1)")
+    add("lstm_layout_2p32", mk([node("LSTM", ["x", "w", "r"], ["y"], "lstm_node", hidden_size=2, layout=big)],
+                               [vi("x", F, [1, 1, 2])], [vi("y", F, None)],
+                               [init("w", np.zeros((1, 8, 2), np.float32)), init("r", np.zeros((1, 8, 2), np.float32))],
+                               opset=14),
+        has=["lstm_node", "layout"], note="LSTM layout 2^32 (was read as 0)")
+    # silent acceptance: each of these is invalid
+    lbody = helper.make_graph([node("Identity", ["cond"], ["cond2"], "keep"), node("Neg", ["h"], ["h2"], "neg")],
+                              "body", [vi("i", I64, []), vi("cond", B, []), vi("h", F, [2])],
+                              [vi("cond2", B, []), vi("h2", F, [2])])
+    for nm, m_arr in {"loop_trip_float": np.array(3.0, np.float32), "loop_trip_two": np.array([3, 3], np.int64)}.items():
+        add(nm, mk([node("Loop", ["M", "", "x"], ["y"], "loop_node", body=lbody)], [vi("x", F, [2])], [vi("y", F, None)],
+                   [init("M", m_arr)]),
+            has=["loop_node", "trip count"], note="a constant Loop trip count %r (read as a count)" % m_arr.tolist())
+    for nm, attrs in {"scan_direction_7": dict(scan_input_directions=[7]),
+                      "scan_axes_too_long": dict(scan_input_axes=[0, 0, 0])}.items():
+        add(nm, mk([node("Scan", ["s0", "x"], ["s"], "scan_node", body=sbody, num_scan_inputs=1, **attrs)],
+                   [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None)], opset=11),
+            has=["scan_node", list(attrs)[0]], note="Scan with %r" % attrs)
+    add("quant_zero_point_shape", mk([node("QuantizeLinear", ["x", "s", "z"], ["y"], "q_node", axis=1)],
+                                     [vi("x", F, [2, 3])], [vi("y", T.UINT8, None)],
+                                     [init("s", np.array([0.5, 0.25, 1.0], np.float32)),
+                                      init("z", np.zeros((1, 3), np.uint8))]),
+        has=["q_node", "zero point"], note="a zero point of shape [1,3] for a scale of [3]")
+    add("matmulinteger_zp_type", mk([node("MatMulInteger", ["a", "b", "az"], ["y"], "mmi_node")],
+                                    [vi("a", T.UINT8, [2, 3])], [vi("y", T.INT32, None)],
+                                    [init("b", np.ones((3, 2), np.uint8)), init("az", np.array(3, np.int8))]),
+        has=["mmi_node", "zero point"], note="an int8 a_zero_point for a uint8 A")
+    h = T()
+    h.name = "w"
+    h.data_type = T.FLOAT16
+    h.dims.extend([2])
+    h.int32_data.extend([15360, 70000])
+    add("fp16_int32_data_70000", mk([node("Cast", ["w"], ["wf"], "cast_node", to=F), node("Add", ["x", "wf"], ["y"], "add_node")],
+                                    [vi("x", F, [2])], [vi("y", F, None)], [h]),
+        has=["'w'", "70000"], note="float16 int32_data holding 70000 (was cut to 16 bits)")
+    # ftaxc --dump prints names escaped, as every other path does
+    esc = "\x1b]0;owned\x07\x1b[2J"
+    add("dump_escapes_names", mk([node("Relu", ["x" + esc], ["y" + esc], "relu" + esc), node("Neg", ["y" + esc], ["y"], "neg")],
+                                 [vi("x" + esc, F, [2, 2])], [vi("y", F, None)]),
+        cls="message", expect=(0,), args=["--dump", "--emit-only"],
+        note="names with terminal escapes through --dump (printed raw before)")
+
+    # invalid models named as such: the model's node (not the Stack made from it), exit 2; sparse is 3
+    sbody2 = helper.make_graph([node("Add", ["s_in", "xe"], ["s_out"], "acc"), node("Identity", ["xe"], ["ye"], "pick")],
+                               "step", [vi("s_in", F, [2]), vi("xe", F, [2])], [vi("s_out", F, [2]), vi("ye", F, [2])])
+    add("scan_output_axis_5", mk([node("Scan", ["s0", "x"], ["s", "ys"], "scan_node", body=sbody2, num_scan_inputs=1,
+                                       scan_output_axes=[5])],
+                                 [vi("s0", F, [2]), vi("x", F, [3, 2])], [vi("s", F, None), vi("ys", F, None)], opset=11),
+        has=["'scan_node' (Scan)", "axis 5"], lacks=["Stack"], note="a scan output axis of 5 for pieces of rank 1")
+    add("cfs_axis_5", mk([node("SplitToSequence", ["x"], ["q"], "sts_node", axis=0),
+                          node("ConcatFromSequence", ["q"], ["y"], "cfs_node", axis=5, new_axis=1)],
+                         [vi("x", F, [3, 2])], [vi("y", F, None)]),
+        has=["'cfs_node' (ConcatFromSequence)", "axis 5"], lacks=["Stack"],
+        note="ConcatFromSequence new_axis 1, axis 5 for elements of rank 2")
+    sp = mk([node("Add", ["x", "w"], ["y"], "add_node")], [vi("x", F, [4])], [vi("y", F, None)])
+    sp.graph.sparse_initializer.extend([helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.0], np.float32), "w"),
+                                                                  numpy_helper.from_array(np.array([2], np.int64), "wi"),
+                                                                  [4])])
+    add("sparse_initializer", sp, cls="exitclass", expect=(3,), has=["sparse"],
+        note="a sparse initializer: valid ONNX that ftax does not support (3, was 2)")
+
+    # SplitToSequence counts pieces without overflowing: a scalar split near INT64_MAX is one piece
+    imax = 2 ** 63 - 1
+    for nm, (split, exp) in {"seq_split_int64_max": (np.array(imax, np.int64), 0),
+                             "seq_split_int64_max_minus_1": (np.array(imax - 1, np.int64), 0),
+                             "seq_split_list_overflow": (np.array([imax, imax, 7], np.int64), 2)}.items():
+        add(nm, mk([node("SplitToSequence", ["x", "s"], ["q"], "sts_node", axis=0),
+                    node("ConcatFromSequence", ["q"], ["y"], "cfs_node", axis=0)],
+                   [vi("x", F, [5, 2])], [vi("y", F, None)], [init("s", split)]),
+            cls="exitclass" if exp == 0 else "invalid", expect=(exp,), has=[] if exp == 0 else ["sts_node"],
+            note="SplitToSequence of a dim of 5 with split %r (len + chunk - 1 overflowed)" % split.tolist())
+
+
 # ---- wrong exit class today ----------------------------------------------------------------
 
 def gen_exitclass(g):
@@ -1096,6 +1285,7 @@ def main():
     gen_messages(g)
     gen_extdata(g)
     gen_files(g)
+    gen_round2(g)
     with open(os.path.join(root, "cases.json"), "w") as f:
         json.dump({"policy": __doc__[__doc__.index("Exit-code policy"):__doc__.index("A crash")].strip(),
                    "classes": CLASSES, "program_base": "program_base/model.onnx", "cases": g.cases}, f, indent=1)

@@ -201,8 +201,11 @@ class Runner:
             timeout = min(timeout, 20)
         else:
             raise SystemExit("unknown tool %r in case %s" % (tool, name))
-        rc, _stdout, err = run(cmd, rundir, timeout)
+        rc, stdout, err = run(cmd, rundir, timeout)
         self.check_common(c, rc, err, reasons)
+        bad = ctrl_bytes(stdout) if isinstance(stdout, bytes) else []
+        if bad:  # names reach stdout too (ftaxc --dump, --help of a program)
+            reasons.append("stdout holds control bytes %s" % " ".join("%02x" % b for b in bad[:8]))
         if tool in ("ftaxc", "cuda"):
             left = files_under(outdir)
             if rc != 0 and left:

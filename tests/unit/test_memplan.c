@@ -730,3 +730,40 @@ Test(memplan, values_a_loop_body_reads_from_before_it_outlive_the_body) {
   ft_memplan_free(&mp);
   ft_graph_free(g);
 }
+
+/* ft_check_plan, between planning and emission: a value a call reads, writes or is guarded by
+ * without a place in the plan is an internal error naming the value and the node (a program
+ * would get a NULL pointer there and crash on every run). */
+Test(memplan, check_plan_finds_values_without_a_place) {
+  Onnx__GraphProto *gp = graph_xy("16");
+  tb_add_node(gp, tb_node("Add", "n1", "x,y", "a"));
+  tb_add_node(gp, tb_node("Mul", "n2", "a,y", "c"));
+  tb_add_output(gp, tb_value("c", FT_FLOAT, NULL));
+  ft_lowered lw;
+  ft_memplan mp;
+  ft_graph *g = plan_checked(gp, &lw, &mp, "check");
+  ft_err e = {0};
+  cr_assert_eq(ft_check_plan(g, &lw, &mp, &e), 0, "a whole plan passes: %s", e.msg);
+  int a = val(g, "a");
+  int saved = mp.storage[a];
+  mp.storage[a] = FT_S_NONE; /* what the elided no-op Cast before a run-time If left */
+  cr_assert_eq(ft_check_plan(g, &lw, &mp, &e), FT_EUNSUPPORTED);
+  cr_assert(strstr(e.msg, "'a'") && strstr(e.msg, "n1") && strstr(e.msg, "internal error"), "%s", e.msg);
+  mp.storage[a] = saved;
+  /* a guard's condition is checked as well: n1 guarded by c, planned as though it had no place */
+  int c = val(g, "c"), add = -1;
+  for (int s = 0; s < lw.n; s++) if (!strcmp(g->nodes[lw.order[s]].name, "n1")) add = lw.order[s];
+  cr_assert_geq(add, 0);
+  saved = mp.storage[c];
+  mp.storage[c] = FT_S_NONE;
+  ft_node *n = &g->nodes[add];
+  int entry = FT_GUARD(c, 0);
+  n->guard = &entry;
+  n->n_guard = 1;
+  memset(&e, 0, sizeof e);
+  cr_assert_eq(ft_check_plan(g, &lw, &mp, &e), FT_EUNSUPPORTED);
+  n->guard = NULL;
+  n->n_guard = 0;
+  mp.storage[c] = saved;
+  cr_assert(strstr(e.msg, "'c'") && strstr(e.msg, "n1") && strstr(e.msg, "condition"), "%s", e.msg);
+}
