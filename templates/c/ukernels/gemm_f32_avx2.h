@@ -83,15 +83,7 @@ static inline __attribute__((always_inline)) void ft_uk_row(const int NV, int64_
   for (int v = 0; v < NV; v++) _mm256_storeu_ps(t + 8 * v, _mm256_add_ps(c[v], d[v]));
 }
 
-#define FT_UK_PASS_FN(R_)                                                                                   \
-  static void ft_uk_pass_##R_(int64_t K, const float *a, int64_t ars, int64_t aks, const float *b, float *t, \
-                              int load) {                                                                   \
-    ft_uk_pass(R_, 2, K, a, ars, aks, b, t, load);                                                          \
-  }
-FT_UK_PASS_FN(1) FT_UK_PASS_FN(2) FT_UK_PASS_FN(3) FT_UK_PASS_FN(4) FT_UK_PASS_FN(5) FT_UK_PASS_FN(6)
-#undef FT_UK_PASS_FN
-static const ft_uk_pass_fn ft_uk_passes[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, ft_uk_pass_3,
-                                               ft_uk_pass_4, ft_uk_pass_5, ft_uk_pass_6};
+FT_UK_PASSES_1_TO_6(2)
 
 /* t (mr rows, 32 apart) columns [0, cols) (cols 16 or 32) = A (mr x K, element (i, k) at
  * a[i * ars + k * aks]) * B (K rows of a packed panel, 32 apart, from b): the ISA's tile entry

@@ -74,15 +74,7 @@ static void ft_uk_row16(int64_t K, const float *restrict a, int64_t aks, const f
   for (int v = 0; v < 4; v++) *(ft_uk_v4u *)(t + 4 * v) = c[v] + d[v];
 }
 
-#define FT_UK_PASS_FN(R_)                                                                                   \
-  static void ft_uk_pass_##R_(int64_t K, const float *a, int64_t ars, int64_t aks, const float *b, float *t, \
-                              int load) {                                                                   \
-    ft_uk_pass(R_, 2, K, a, ars, aks, b, t, load);                                                          \
-  }
-FT_UK_PASS_FN(1) FT_UK_PASS_FN(2) FT_UK_PASS_FN(3) FT_UK_PASS_FN(4) FT_UK_PASS_FN(5) FT_UK_PASS_FN(6)
-#undef FT_UK_PASS_FN
-static const ft_uk_pass_fn ft_uk_passes[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, ft_uk_pass_3,
-                                               ft_uk_pass_4, ft_uk_pass_5, ft_uk_pass_6};
+FT_UK_PASSES_1_TO_6(2)
 
 /* The ISA's tile entry (see gemm_f32_avx2.h's): mr <= 16 rows, cols 16 or 32. */
 static void ft_uk_tile(int mr, int cols, int64_t K, const float *a, int64_t ars, int64_t aks, const float *b,

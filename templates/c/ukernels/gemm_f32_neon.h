@@ -75,18 +75,9 @@ static inline __attribute__((always_inline)) void ft_uk_row(const int NV, int64_
   for (int v = 0; v < NV; v++) vst1q_f32(t + 4 * v, vaddq_f32(c[v], d[v]));
 }
 
-#define FT_UK_PASS_FN(R_, NV_)                                                                     \
-  static void ft_uk_pass_##R_(int64_t K, const float *a, int64_t ars, int64_t aks, const float *b, \
-                              float *t, int load) {                                                \
-    ft_uk_pass(R_, NV_, K, a, ars, aks, b, t, load);                                               \
-  }
-FT_UK_PASS_FN(1, 4) FT_UK_PASS_FN(2, 4) FT_UK_PASS_FN(3, 4) FT_UK_PASS_FN(4, 4) FT_UK_PASS_FN(5, 4)
-FT_UK_PASS_FN(6, 4) FT_UK_PASS_FN(7, 2) FT_UK_PASS_FN(8, 2) FT_UK_PASS_FN(9, 2) FT_UK_PASS_FN(10, 2)
-FT_UK_PASS_FN(11, 2) FT_UK_PASS_FN(12, 2)
-#undef FT_UK_PASS_FN
-/* up to 6 rows: 16 columns a pass; 7 to 12: 8 columns */
-static const ft_uk_pass_fn ft_uk_passes16[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, ft_uk_pass_3,
-                                                 ft_uk_pass_4, ft_uk_pass_5, ft_uk_pass_6};
+/* up to 6 rows: 16 columns a pass (ft_uk_passes); 7 to 12: 8 columns */
+FT_UK_PASSES_1_TO_6(4)
+FT_UK_PASS_FN(7, 2) FT_UK_PASS_FN(8, 2) FT_UK_PASS_FN(9, 2) FT_UK_PASS_FN(10, 2) FT_UK_PASS_FN(11, 2) FT_UK_PASS_FN(12, 2)
 static const ft_uk_pass_fn ft_uk_passes8[13] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, ft_uk_pass_7,
                                                 ft_uk_pass_8, ft_uk_pass_9, ft_uk_pass_10, ft_uk_pass_11,
                                                 ft_uk_pass_12};
@@ -100,7 +91,7 @@ static void ft_uk_tile(int mr, int cols, int64_t K, const float *a, int64_t ars,
   } else if (mr >= 7 && mr <= 12) {
     ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 12, 8, ft_uk_passes8, FT_UK_KB, (const char *)pf, pfk);
   } else { /* up to 6 rows, or groups of 5 or 6 of 13 to 16 */
-    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes16, FT_UK_KB, (const char *)pf, pfk);
+    ft_uk_drive(mr, cols, K, a, ars, aks, b, t, 6, 16, ft_uk_passes, FT_UK_KB, (const char *)pf, pfk);
   }
 }
 

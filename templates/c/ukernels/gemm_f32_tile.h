@@ -19,6 +19,20 @@
 
 typedef void (*ft_uk_pass_fn)(int64_t, const float *, int64_t, int64_t, const float *, float *, int);
 
+/* ft_uk_pass_R: an instance of the ISA's always-inline ft_uk_pass (defined before this is used)
+ * at R rows and NV vectors a row. */
+#define FT_UK_PASS_FN(R_, NV_)                                                                     \
+  static void ft_uk_pass_##R_(int64_t K, const float *a, int64_t ars, int64_t aks, const float *b, \
+                              float *t, int load) {                                                \
+    ft_uk_pass(R_, NV_, K, a, ars, aks, b, t, load);                                               \
+  }
+/* The passes of 1 to 6 rows at NV vectors a row, and ft_uk_passes, their table by rows. */
+#define FT_UK_PASSES_1_TO_6(NV_)                                                                          \
+  FT_UK_PASS_FN(1, NV_) FT_UK_PASS_FN(2, NV_) FT_UK_PASS_FN(3, NV_) FT_UK_PASS_FN(4, NV_)                 \
+  FT_UK_PASS_FN(5, NV_) FT_UK_PASS_FN(6, NV_)                                                             \
+  static const ft_uk_pass_fn ft_uk_passes[7] = {NULL, ft_uk_pass_1, ft_uk_pass_2, ft_uk_pass_3, ft_uk_pass_4, \
+                                                ft_uk_pass_5, ft_uk_pass_6};
+
 /* Rows [0, mr) of t, columns [0, cols): passes[r] for r in [1, maxr] computes r rows x w
  * columns; rows are cut into groups of even size (7 = 4 + 3, 11 = 6 + 5). pf (NULL: none): pfk
  * bytes a k-step to prefetch from there, each block's share before its passes (gemm.h's
