@@ -132,23 +132,13 @@ typedef int32_t ft_v16i __attribute__((vector_size(64)));
  * helpers: a 64-byte vector by value draws ABI notes on targets without AVX-512. */
 #define FT_V16_SELECT(m, a, b) ((ft_v16f)(((m) & (ft_v16i)(a)) | (~(m) & (ft_v16i)(b))))
 
-#if FT_ISA == FT_ISA_AVX2
-/* the lanes [0, k) of 8 (k may be <= 0 or >= 8) as an AVX2 mask */
-static inline __attribute__((always_inline)) __m256i ft_v8_lanes(int64_t k) {
-  int kk = k < 0 ? 0 : k > 8 ? 8 : (int)k;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(kk), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-#endif
-
-/* *v = lanes [0, k) of p, zeros after (k <= 16). AVX-512 and AVX2: masked loads (masked-off
- * lanes neither fault nor read); elsewhere through a small buffer. */
+/* *v = lanes [0, k) of p, zeros after (k <= 16). AVX-512: a masked load (masked-off lanes neither
+ * fault nor read); elsewhere through a small buffer. (AVX2's two masked halves joined into the
+ * 16-float vector went through the stack in every epilogue that inlines this.) */
 static inline __attribute__((always_inline)) void ft_v16_load(ft_v16f *v, const float *p, int64_t k) {
   if (k >= 16) { *v = *(const ft_v16u *)p; return; }
 #ifdef __AVX512F__
   *v = (ft_v16f)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1), p);
-#elif FT_ISA == FT_ISA_AVX2
-  __m256 lo = _mm256_maskload_ps(p, ft_v8_lanes(k)), hi = _mm256_maskload_ps(p + 8, ft_v8_lanes(k - 8));
-  *v = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 #else
   float b[16] __attribute__((aligned(64))) = {0};
   for (int64_t j = 0; j < k; j++) b[j] = p[j];
@@ -160,11 +150,6 @@ static inline __attribute__((always_inline)) void ft_v16_store(float *p, const f
   if (k >= 16) { *(ft_v16u *)p = *v; return; }
 #ifdef __AVX512F__
   _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), (__m512)*v);
-#elif FT_ISA == FT_ISA_AVX2
-  __m256 lo = __builtin_shufflevector(*v, *v, 0, 1, 2, 3, 4, 5, 6, 7);
-  __m256 hi = __builtin_shufflevector(*v, *v, 8, 9, 10, 11, 12, 13, 14, 15);
-  _mm256_maskstore_ps(p, ft_v8_lanes(k), lo);
-  _mm256_maskstore_ps(p + 8, ft_v8_lanes(k - 8), hi);
 #else
   float b[16] __attribute__((aligned(64)));
   *(ft_v16f *)b = *v;
@@ -479,6 +464,30 @@ static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, 
 #undef FT_MATH
 }
 
+#ifndef __AVX512F__
+/* GELU, Sigmoid and SiLU on n values with the ISA's vectors (fastmath.h: the scalar functions'
+ * values), a scalar tail. Not inlined: one loop rather than a copy in every tile's epilogue
+ * (inlined, its live values spilled in each). */
+static __attribute__((noinline)) void ft_gemm_act_vec(float *restrict c, int64_t n, int act) {
+  int64_t j = 0;
+  if (act == FT_ACT_GELU) {
+    if (FT_SOP_USED(FT_SOP_GELU)) { /* compiled out where unused (freestanding: no fabsf) */
+      for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_geluf(*(const ft_vnu *)(c + j));
+      for (; j < n; j++) c[j] = ft_geluf(c[j]);
+    }
+  } else if (act == FT_ACT_SIGMOID) {
+    for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_sigmoidf(*(const ft_vnu *)(c + j));
+    for (; j < n; j++) c[j] = ft_sigmoidf(c[j]);
+  } else {
+    for (; j + FT_VLEN <= n; j += FT_VLEN) {
+      ft_vn x = *(const ft_vnu *)(c + j);
+      *(ft_vnu *)(c + j) = x * ft_vn_sigmoidf(x);
+    }
+    for (; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+  }
+}
+#endif
+
 /* The activation on n values. */
 static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c, int64_t n,
                                                               const ft_gemm_epi *e) {
@@ -495,11 +504,8 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
       _mm512_mask_storeu_ps(c + h, m, ft_v16_gelu(_mm512_maskz_loadu_ps(m, c + h)));
     }
 #else
-  else if (e->act == FT_ACT_GELU) { /* the ISA's vectors (fastmath.h: ft_geluf's values), a scalar tail */
-    int64_t j = 0;
-    for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_geluf(*(const ft_vnu *)(c + j));
-    for (; j < n; j++) c[j] = ft_geluf(c[j]);
-  }
+  else if (e->act == FT_ACT_GELU && FT_SOP_USED(FT_SOP_GELU)) /* not pasted where unused (freestanding: no fabsf) */
+    ft_gemm_act_vec(c, n, FT_ACT_GELU);
 #endif
   else if (e->act == FT_ACT_SIGMOID || e->act == FT_ACT_SILU) {
 #ifdef __AVX512F__
@@ -509,17 +515,7 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
       _mm512_mask_storeu_ps(c + h, m, e->act == FT_ACT_SILU ? _mm512_mul_ps(x, y) : y);
     }
 #else
-    int64_t j = 0;
-    if (e->act == FT_ACT_SIGMOID) {
-      for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_sigmoidf(*(const ft_vnu *)(c + j));
-      for (; j < n; j++) c[j] = ft_sigmoidf(c[j]);
-    } else {
-      for (; j + FT_VLEN <= n; j += FT_VLEN) {
-        ft_vn x = *(const ft_vnu *)(c + j);
-        *(ft_vnu *)(c + j) = x * ft_vn_sigmoidf(x);
-      }
-      for (; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
-    }
+    ft_gemm_act_vec(c, n, e->act);
 #endif
   }
   else if (e->act)

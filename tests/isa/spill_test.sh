@@ -15,4 +15,4 @@ $cc $cflags -Wno-psabi -c "$out.c" -o "$out.o" 2>>"$out.log" || { cat "$out.log"
 objdump=objdump
 case "$cc" in *aarch64*) objdump=aarch64-linux-gnu-objdump ;; esac
 python3 "$src/tests/isa/spill_check.py" "$out.o" --objdump "$objdump" --max "$max" \
-  --functions '^(ft_uk_|ft_gemm_|ft_mm_|ft_conv_|ft_pwt_|ft_dw|ft_attention|ft_wino)'
+  --functions '^(ft_uk_|ft_gemm_ukernel|ft_gemm_small_tile|ft_pwt_tile|ft_conv_dw|ft_dw|ft_attention|ft_wino)'
