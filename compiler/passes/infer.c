@@ -250,8 +250,14 @@ static int fail_branch(ft_graph *g, int j, int rc, ft_err *e) {
     }
     if (other_failed) continue; /* neither branch runs: the branch around this If is the one that fails */
     /* this branch: node j becomes the Fail, the rest go */
-    for (int m = 0; m < g->n_nodes; m++)
-      if (m != j && guarded_by(&g->nodes[m], guard, k + 1)) g->nodes[m].dead = 1;
+    for (int m = 0; m < g->n_nodes; m++) {
+      ft_node *x = &g->nodes[m];
+      if (m == j || !guarded_by(x, guard, k + 1)) continue;
+      x->dead = 1;
+      /* what they computed goes with them: nothing produces those values any more */
+      for (int o = 0; o < x->n_out; o++)
+        if (x->out[o] >= 0 && g->vals[x->out[o]].kind != FT_V_CONST) ft_tensor_free_data(&g->vals[x->out[o]].t);
+    }
     for (int m = 0; m < g->n_nodes; m++) {
       ft_node *x = &g->nodes[m];
       if (x->dead || strcmp(x->op_type, "IfMerge") || strcmp(x->domain, "ftax") || x->n_guard != k ||
