@@ -33,6 +33,7 @@
 
 #include "gemm.h"
 #include "conv_params.h"
+#include "ukernels/vec.h"
 
 /* Weight matrix of one group: rows C_out/g, columns C_in/g * kernel volume. */
 static inline int64_t ft_conv_kg(const int64_t *p) {
@@ -1164,8 +1165,8 @@ static inline ft_gemm_op ft_conv_group_gemm(const int64_t *p, const ft_gemm_op *
  * the direct GEMM path), then transposed 16x16 in registers so that each output channel's mr
  * outputs are one vector: bias (per channel), residual, activation and a masked store into
  * NCHW, as ft_gemm_epi16 does for the other orientation. An in-place residual is read
- * element by element before the same element is written. Without AVX-512 the tile goes
- * through a small buffer to the same epilogue. With Y blocked (FT_CV_Y_BLOCKED: a depthwise
+ * element by element before the same element is written. Without AVX-512 the ISA's register
+ * tile (ukernels/) sums into a small buffer, which ft_pwt_store_nchw transposes into NCHW. With Y blocked (FT_CV_Y_BLOCKED: a depthwise
  * conv reads it next, compiler/passes/blocked.c) there is no transpose: each row's accumulator
  * is its pixel's 16 channels, stored whole after bias and activation. */
 #define FT_PWT_MR 14 /* HW rows of a tile: 2 * 14 accumulators + 2 B vectors fit 32 zmm */
@@ -1251,23 +1252,53 @@ static inline __attribute__((always_inline)) void ft_pwt_store(const int mr, ft_
 }
 
 #if FT_ISA != FT_ISA_AVX512
-/* Off AVX-512: the tile t (mr pixels x 32 channels, NR apart) into NCHW, channel by channel: its
- * mr outputs gathered into a row, then bias, residual (read before the output is written: an
- * in-place residual), the activation on the row (ft_gemm_act: the ISA's vectors) and the store.
- * The transposed gathers beat ft_pwt_store's masked vectors of 16, which off AVX-512 go through
- * buffers one lane at a time. */
+/* Off AVX-512: the tile t (mr <= 16 pixels x 32 channels, NR apart) into NCHW. The tile is
+ * transposed (ukernels/vec.h: 8x8 blocks on AVX2, 4x4 on NEON) so that each channel's mr
+ * outputs are a row of native vectors; then alpha and bias, the residual (read before the output
+ * is written: an in-place residual), the activation on the row (ft_gemm_act: the ISA's vectors),
+ * and a store of exactly mr floats. Gathered a float at a time, with a memcpy per channel, this
+ * took a third of the conv's time on AVX2 (128 -> 512 channels at 28x28, with a residual). */
 static void ft_pwt_store_nchw(int mr, const float *t, const ft_pwt_out *o, int64_t hw0, int64_t co0, int nc) {
   const ft_gemm_epi *e = o->e;
-  float row[FT_PWT_MR];
+  float tt[32 * 16] __attribute__((aligned(64)));
+  ft_uk_transpose_t(t, mr, tt);
+  const int nv = (mr + FT_VLEN - 1) / FT_VLEN, after = e->res_after;
+  const float alpha = e->alpha;
   for (int j = 0; j < nc; j++) {
     int64_t co = co0 + j, at = co * o->ys + hw0;
-    float bv = o->bias ? e->beta * o->bias[co] : 0.0f, alpha = e->alpha;
-    for (int i = 0; i < mr; i++) row[i] = alpha * t[i * FT_GEMM_NR + j] + bv;
+    float *row = tt + 16 * j;
+    const ft_vn bv = (ft_vn){0} + (o->bias ? e->beta * o->bias[co] : 0.0f);
     const float *r = o->res ? o->res + at : NULL;
-    if (r && !e->res_after) for (int i = 0; i < mr; i++) row[i] += r[i];
-    if (e->act) ft_gemm_act(row, mr, e);
-    if (r && e->res_after) for (int i = 0; i < mr; i++) row[i] += r[i];
-    memcpy(o->y + at, row, sizeof(float) * (size_t)mr);
+    for (int v = 0; v < nv; v++) {
+      ft_vn y = *(const ft_vn *)(row + FT_VLEN * v) * alpha + bv;
+      if (r && !after) y += ft_vn_loadn(r + FT_VLEN * v, mr - FT_VLEN * v);
+      *(ft_vn *)(row + FT_VLEN * v) = y;
+    }
+    if (e->act) ft_gemm_act(row, (int64_t)nv * FT_VLEN, e);
+    for (int v = 0; v < nv; v++) {
+      ft_vn y = *(const ft_vn *)(row + FT_VLEN * v);
+      if (r && after) y += ft_vn_loadn(r + FT_VLEN * v, mr - FT_VLEN * v);
+      ft_vn_storen(o->y + at + FT_VLEN * v, y, mr - FT_VLEN * v);
+    }
+  }
+}
+#endif
+
+#if FT_ISA != FT_ISA_AVX512
+/* Off AVX-512, X blocked (only a program planned for AVX-512 and built for this ISA has it):
+ * t (mr rows, NR apart; 16 nv columns) summed as the AVX-512 tile does (k in order, one
+ * multiply-add a step), a row at a time on the ISA's vectors. Slow and out of the tiles' way. */
+static __attribute__((noinline)) void ft_pwt_sums_xblk(int mr, int nv, int64_t K, const float *bp, const ft_pwt_out *o,
+                                                       int64_t hw0, float *t) {
+  const int nvec = 16 * nv / FT_VLEN;
+  for (int i = 0; i < mr; i++) {
+    ft_vn acc[32 / FT_VLEN];
+    for (int v = 0; v < nvec; v++) acc[v] = (ft_vn){0};
+    const float *x = o->x + hw0 * 16 + 16 * i, *b = bp;
+    for (int64_t k0 = 0; k0 < K; k0 += 16, x += 16 * o->xs)
+      for (int kk = 0; kk < 16; kk++, b += FT_GEMM_NR)
+        for (int v = 0; v < nvec; v++) acc[v] += x[kk] * *(const ft_vnu *)(b + FT_VLEN * v);
+    for (int v = 0; v < nvec; v++) *(ft_vnu *)(t + i * FT_GEMM_NR + FT_VLEN * v) = acc[v];
   }
 }
 #endif
@@ -1277,21 +1308,20 @@ static void ft_pwt_store_nchw(int mr, const float *t, const ft_pwt_out *o, int64
 static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, const int nv, int64_t K, const float *bp,
                                                               const ft_pwt_out *o, int64_t hw0, int64_t co0, int nc) {
 #if FT_ISA != FT_ISA_AVX512
-  if (!o->xblk) { /* the ISA's register tile (ukernels/): pixel i's channel k at x[i + k xs] */
-    float t[FT_PWT_MR * FT_GEMM_NR] __attribute__((aligned(64)));
-    ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t, NULL, 0);
-    if (o->yblk) {
-      ft_v16f acc[FT_PWT_MR];
-      for (int h = 0; h < nv; h++) {
-        for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
-        ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, 16);
-      }
-    } else {
-      ft_pwt_store_nchw(mr, t, o, hw0, co0, nc);
+  /* the ISA's register tile (ukernels/): pixel i's channel k at x[i + k xs] */
+  float t[FT_PWT_MR * FT_GEMM_NR] __attribute__((aligned(64)));
+  if (!o->xblk) ft_uk_tile(mr, 16 * nv, K, o->x + hw0, 1, o->xs, bp, t, (const float *)o->pf, o->pfs);
+  else ft_pwt_sums_xblk(mr, nv, K, bp, o, hw0, t);
+  if (o->yblk) {
+    ft_v16f acc[FT_PWT_MR];
+    for (int h = 0; h < nv; h++) {
+      for (int i = 0; i < mr; i++) acc[i] = *(const ft_v16u *)(t + i * FT_GEMM_NR + 16 * h);
+      ft_pwt_store(mr, acc, o, hw0, co0 + 16 * h, 16);
     }
-    return;
+  } else {
+    ft_pwt_store_nchw(mr, t, o, hw0, co0, nc);
   }
-#endif
+#else
   ft_v16f c0[FT_PWT_MR], c1[FT_PWT_MR];
 #pragma GCC unroll 16
   for (int i = 0; i < mr; i++) { c0[i] = (ft_v16f){0}; c1[i] = (ft_v16f){0}; }
@@ -1331,6 +1361,7 @@ static inline __attribute__((always_inline)) void ft_pwt_tile(const int mr, cons
   }
   ft_pwt_store(mr, c0, o, hw0, co0, nc < 16 ? nc : 16);
   if (nv == 2) ft_pwt_store(mr, c1, o, hw0, co0 + 16, nc - 16);
+#endif
 }
 
 typedef void (*ft_pwt_fn)(int64_t, const float *, const ft_pwt_out *, int64_t, int64_t, int);

@@ -45,6 +45,7 @@
 #include "ukernels/gemm_f32_avx512.h"
 #include "ukernels/gemm_f32_generic.h"
 #include "ukernels/gemm_f32_neon.h"
+#include "ukernels/vec.h"
 
 #ifndef FT_GEMM_PF /* the direct (conv) kernel's prefetch of its A sliver, 128 k-steps ahead:
                       * conv weights come from DRAM in a whole model */
@@ -469,21 +470,24 @@ static __attribute__((noinline)) void ft_gemm_act_row(float *restrict c, int n, 
  * values), a scalar tail. Not inlined: one loop rather than a copy in every tile's epilogue
  * (inlined, its live values spilled in each). */
 static __attribute__((noinline)) void ft_gemm_act_vec(float *restrict c, int64_t n, int act) {
-  int64_t j = 0;
+  /* whole vectors, then the tail from its own count (a tail loop that starts where the vector
+     loop stopped drew GCC's false -Waggressive-loop-optimizations where n is a constant) */
+  int64_t nv = n / FT_VLEN, tail = n % FT_VLEN;
+  float *t = c + nv * FT_VLEN;
   if (act == FT_ACT_GELU) {
     if (FT_SOP_USED(FT_SOP_GELU)) { /* compiled out where unused (freestanding: no fabsf) */
-      for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_geluf(*(const ft_vnu *)(c + j));
-      for (; j < n; j++) c[j] = ft_geluf(c[j]);
+      for (int64_t v = 0; v < nv; v++) *(ft_vnu *)(c + FT_VLEN * v) = ft_vn_geluf(*(const ft_vnu *)(c + FT_VLEN * v));
+      for (int64_t j = 0; j < tail; j++) t[j] = ft_geluf(t[j]);
     }
   } else if (act == FT_ACT_SIGMOID) {
-    for (; j + FT_VLEN <= n; j += FT_VLEN) *(ft_vnu *)(c + j) = ft_vn_sigmoidf(*(const ft_vnu *)(c + j));
-    for (; j < n; j++) c[j] = ft_sigmoidf(c[j]);
+    for (int64_t v = 0; v < nv; v++) *(ft_vnu *)(c + FT_VLEN * v) = ft_vn_sigmoidf(*(const ft_vnu *)(c + FT_VLEN * v));
+    for (int64_t j = 0; j < tail; j++) t[j] = ft_sigmoidf(t[j]);
   } else {
-    for (; j + FT_VLEN <= n; j += FT_VLEN) {
-      ft_vn x = *(const ft_vnu *)(c + j);
-      *(ft_vnu *)(c + j) = x * ft_vn_sigmoidf(x);
+    for (int64_t v = 0; v < nv; v++) {
+      ft_vn x = *(const ft_vnu *)(c + FT_VLEN * v);
+      *(ft_vnu *)(c + FT_VLEN * v) = x * ft_vn_sigmoidf(x);
     }
-    for (; j < n; j++) c[j] = c[j] * ft_sigmoidf(c[j]);
+    for (int64_t j = 0; j < tail; j++) t[j] = t[j] * ft_sigmoidf(t[j]);
   }
 }
 #endif
@@ -491,11 +495,31 @@ static __attribute__((noinline)) void ft_gemm_act_vec(float *restrict c, int64_t
 /* The activation on n values. */
 static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c, int64_t n,
                                                               const ft_gemm_epi *e) {
-  if (e->act == FT_ACT_RELU) /* NaN stays NaN, as in the Relu op */
-    for (int64_t j = 0; j < n; j++) c[j] = c[j] < 0 ? 0 : c[j];
-  else if (e->act == FT_ACT_CLIP) {
+#if FT_ISA != FT_ISA_AVX512 /* the same selects on the ISA's vectors (ukernels/vec.h), then the tail */
+  int64_t nv = n / FT_VLEN, tail = n % FT_VLEN;
+  float *t = c + nv * FT_VLEN;
+#else
+  int64_t tail = n;
+  float *t = c;
+#endif
+  if (e->act == FT_ACT_RELU) { /* NaN stays NaN, as in the Relu op */
+#if FT_ISA != FT_ISA_AVX512
+    for (int64_t v = 0; v < nv; v++) {
+      ft_vn x = *(const ft_vnu *)(c + FT_VLEN * v);
+      *(ft_vnu *)(c + FT_VLEN * v) = FT_VN_SELECT(x < 0, (ft_vn){0}, x);
+    }
+#endif
+    for (int64_t j = 0; j < tail; j++) t[j] = t[j] < 0 ? 0 : t[j];
+  } else if (e->act == FT_ACT_CLIP) {
     float lo = e->lo, hi = e->hi;
-    for (int64_t j = 0; j < n; j++) c[j] = c[j] < lo ? lo : (c[j] > hi ? hi : c[j]);
+#if FT_ISA != FT_ISA_AVX512
+    const ft_vn vlo = (ft_vn){0} + lo, vhi = (ft_vn){0} + hi;
+    for (int64_t v = 0; v < nv; v++) {
+      ft_vn x = *(const ft_vnu *)(c + FT_VLEN * v);
+      *(ft_vnu *)(c + FT_VLEN * v) = FT_VN_SELECT(x < vlo, vlo, FT_VN_SELECT(x > vhi, vhi, x));
+    }
+#endif
+    for (int64_t j = 0; j < tail; j++) t[j] = t[j] < lo ? lo : (t[j] > hi ? hi : t[j]);
   }
 #ifdef __AVX512F__
   else if (e->act == FT_ACT_GELU)
@@ -540,6 +564,29 @@ static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict
  * every sign change (and reloads of just-stored values, which wait for the stores when they
  * straddle them). Partial vectors are AVX-512 masked loads and stores (masked-off lanes
  * neither fault nor write); other targets go through a small buffer. */
+#if FT_ISA != FT_ISA_AVX512
+/* The activation on one of the ISA's vectors: the selects of ft_gemm_act, the vector GELU and
+ * sigmoid (fastmath.h, as ft_gemm_act_vec), and the rest a lane at a time (ft_gemm_act_row:
+ * GELU where the program has no GELU op either, whose scalar GELU is not pasted). */
+static inline __attribute__((always_inline)) ft_vn ft_vn_act(ft_vn y, const ft_gemm_epi *e) {
+  if (e->act == FT_ACT_RELU) return FT_VN_SELECT(y < 0, (ft_vn){0}, y);
+  if (e->act == FT_ACT_CLIP) {
+    const ft_vn lo = (ft_vn){0} + e->lo, hi = (ft_vn){0} + e->hi;
+    return FT_VN_SELECT(y < lo, lo, FT_VN_SELECT(y > hi, hi, y));
+  }
+  if (e->act == FT_ACT_GELU && FT_SOP_USED(FT_SOP_GELU)) return ft_vn_geluf(y);
+  if (e->act == FT_ACT_SIGMOID) return ft_vn_sigmoidf(y);
+  if (e->act == FT_ACT_SILU) return y * ft_vn_sigmoidf(y);
+  if (e->act) {
+    float b[FT_VLEN] __attribute__((aligned(4 * FT_VLEN)));
+    *(ft_vn *)b = y;
+    ft_gemm_act_row(b, FT_VLEN, e->act, e->lo, e->hi);
+    y = *(const ft_vn *)b;
+  }
+  return y;
+}
+#endif
+
 /* The activation on one vector: Relu and Clip as selects in registers (the comparisons of
  * ft_gemm_act); Sigmoid and SiLU through ft_gemm_act on an aligned buffer, which the
  * compiler vectorizes. */
@@ -595,10 +642,22 @@ static inline __attribute__((always_inline)) void ft_gemm_epi16(float *c, ft_v16
   ft_v16_store(c, y, k);
 }
 
+
 /* c[0, n) = epilogue(x[0, n)): the depthwise conv's way out of its band buffer. */
 static inline __attribute__((always_inline)) void ft_gemm_finish_to(float *c, const float *x,
                                                                     const float *res, int64_t n,
                                                                     const ft_gemm_epi *e) {
+#if FT_ISA != FT_ISA_AVX512 /* on the ISA's vectors, the last one partial (ukernels/vec.h) */
+  for (int64_t h = 0; h < n; h += FT_VLEN) {
+    int k = n - h < FT_VLEN ? (int)(n - h) : FT_VLEN;
+    ft_vn y = ft_vn_loadn(x + h, k), r = res ? ft_vn_loadn(res + h, k) : (ft_vn){0};
+    if (!e->res_after) y += r;
+    y = ft_vn_act(y, e);
+    if (e->res_after) y += r;
+    ft_vn_storen(c + h, y, k);
+  }
+  return;
+#endif
   for (int64_t h = 0; h < n; h += 16) {
     int64_t k = n - h < 16 ? n - h : 16;
     ft_v16f y;
@@ -609,6 +668,12 @@ static inline __attribute__((always_inline)) void ft_gemm_finish_to(float *c, co
 
 /* dst[0, n) = src[0, n) for short rows: whole vectors and one partial one, no scalar tail. */
 static inline void ft_copy_floats(float *dst, const float *src, int64_t n) {
+#if FT_ISA != FT_ISA_AVX512
+  int64_t h = 0;
+  for (; h + FT_VLEN <= n; h += FT_VLEN) *(ft_vnu *)(dst + h) = *(const ft_vnu *)(src + h);
+  if (h < n) ft_vn_storen(dst + h, ft_vn_loadn(src + h, (int)(n - h)), (int)(n - h));
+  return;
+#endif
   for (int64_t h = 0; h < n; h += 16) {
     int64_t k = n - h < 16 ? n - h : 16;
     ft_v16f v;

@@ -7,7 +7,9 @@
  * qemu-user (tests/CMakeLists.txt, label isa).
  *
  * Also: fastmath.h's vector exp, GELU and sigmoid on the ISA's registers (the epilogues' and
- * attention's) give their scalar functions' values bit for bit, over every 4099th float.
+ * attention's) give their scalar functions' values bit for bit, over every 4099th float; off
+ * AVX-512, the native-vector helpers (ukernels/vec.h: partial loads and stores, the tile
+ * transpose) and the epilogue on them (ft_copy_floats, ft_gemm_finish_to) match plain loops.
  *
  * Prints "isa NAME", the FNV-1a hash of every result's bits, and "N passed, N failed"; exits 1
  * on any failure. The ISA tiles sum each element over k in one order with one FMA a step, so
@@ -86,6 +88,75 @@ static void check_vector_math(void) {
   else passed++;
 }
 
+#if FT_ISA != FT_ISA_AVX512
+static int same_bits(float a, float b) { return !memcmp(&a, &b, 4) || (a != a && b != b); }
+
+/* ukernels/vec.h and the epilogues on the ISA's vectors (gemm.h) against plain loops: partial
+ * loads and stores touch only their lanes, the tile transpose, ft_copy_floats, and
+ * ft_gemm_finish_to's residual, Relu, Clip (NaN and -0 kept, as the ops keep them) and sigmoid,
+ * in place too (the residual is the output). Not part of the hash: AVX-512 has its own code. */
+static void check_vec_helpers(void) {
+  unsigned s = 777, *seed = &s; /* its own data: the GEMMs' must be the same on every ISA */
+  float src[64], dst[64], x[64], r[64], c[64];
+  int bad = 0;
+  for (int k = 0; k <= FT_VLEN; k++) {
+    for (int i = 0; i < 64; i++) { src[i] = rnd(seed); dst[i] = -7.0f; }
+    ft_vn v = ft_vn_loadn(src, k);
+    for (int l = 0; l < FT_VLEN; l++) bad += v[l] != (l < k ? src[l] : 0.0f);
+    ft_vn_storen(dst + 1, v, k);
+    for (int i = 0; i < 64; i++) bad += dst[i] != (i >= 1 && i <= k ? src[i - 1] : -7.0f);
+  }
+  static float t[16 * 32], tt[32 * 16];
+  for (int mr = 1; mr <= 16; mr++) {
+    for (int i = 0; i < 16 * 32; i++) { t[i] = rnd(seed); tt[i] = -7.0f; }
+    ft_uk_transpose_t(t, mr, tt);
+    for (int j = 0; j < 32; j++)
+      for (int i = 0; i < 16; i++) bad += tt[j * 16 + i] != (i < mr ? t[i * 32 + j] : 0.0f);
+  }
+  for (int n = 0; n <= 40; n++) {
+    for (int i = 0; i < 64; i++) { src[i] = rnd(seed); dst[i] = -7.0f; }
+    ft_copy_floats(dst + 1, src, n);
+    for (int i = 0; i < 64; i++) bad += dst[i] != (i >= 1 && i <= n ? src[i - 1] : -7.0f);
+  }
+  static const int acts[] = {0, FT_ACT_RELU, FT_ACT_CLIP, FT_ACT_SIGMOID};
+  for (size_t a = 0; a < sizeof acts / sizeof *acts; a++)
+    for (int after = 0; after < 2; after++)
+      for (int mode = 0; mode < 3; mode++) /* no residual, a residual, the residual in place */
+        for (int n = 1; n <= 40; n++) {
+          ft_gemm_epi e;
+          memset(&e, 0, sizeof e);
+          e.alpha = 1.0f;
+          e.act = acts[a];
+          e.lo = -0.25f;
+          e.hi = 0.5f;
+          e.res_after = after;
+          for (int i = 0; i < 64; i++) { x[i] = rnd(seed); r[i] = rnd(seed); c[i] = mode == 2 ? r[i] : -7.0f; }
+          x[0] = -0.0f;
+          x[n / 2] = __builtin_nanf("");
+          x[n - 1] = e.lo;
+          ft_gemm_finish_to(c, x, mode == 1 ? r : mode == 2 ? c : NULL, n, &e);
+          for (int i = 0; i < 64; i++) {
+            float y = x[i], res = mode ? r[i] : 0.0f;
+            if (!after) y += res;
+            if (e.act == FT_ACT_RELU) y = y < 0 ? 0 : y;
+            else if (e.act == FT_ACT_CLIP) y = y < e.lo ? e.lo : (y > e.hi ? e.hi : y);
+            else if (e.act == FT_ACT_SIGMOID) y = ft_sigmoidf(y);
+            if (after) y += res;
+            if (i >= n) y = mode == 2 ? r[i] : -7.0f;
+            if (!same_bits(c[i], y) && bad++ < 5)
+              printf("FAIL finish_to act %d after %d mode %d n %d at %d: %a, expected %a\n", e.act, after, mode, n, i, c[i],
+                     y);
+          }
+        }
+  if (bad) {
+    printf("FAIL vector helpers: %d wrong values\n", bad);
+    failed++;
+  } else {
+    passed++;
+  }
+}
+#endif
+
 int main(void) {
   static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 25, 40};
   static const int64_t Ns[] = {1, 7, 16, 17, 32, 33, 100};
@@ -93,6 +164,9 @@ int main(void) {
   unsigned seed = 12345;
   printf("isa %s\n", FT_ISA_NAME);
   check_vector_math();
+#if FT_ISA != FT_ISA_AVX512
+  check_vec_helpers();
+#endif
   for (size_t im = 0; im < sizeof Ms / sizeof *Ms; im++)
     for (size_t in = 0; in < sizeof Ns / sizeof *Ns; in++)
       for (size_t ik = 0; ik < sizeof Ks / sizeof *Ks; ik++) {
