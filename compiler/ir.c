@@ -207,6 +207,30 @@ void ft_value_rename(ft_graph *g, int v, const char *name) {
   name_index_build(g, g->n_vals); /* the old name may now belong to another value: rare, so rebuild */
 }
 
+void ft_rename_outer_all(ft_graph *s, int n, const char *const *from, const char *const *to) {
+  /* the pairs s does not shadow (f[j] -> t[j]) and the values of s they rename (vals[j]): all
+   * looked up before any rename, so no pair's new name is taken for another pair's old one */
+  int *vals = malloc(sizeof(int) * (size_t)(n ? n : 1)), m = 0;
+  const char **f = malloc(sizeof(char *) * (size_t)(2 * n + 1)), **t = f + n;
+  if (!vals || !f) abort(); /* a few words, like the names ft_value_rename copies */
+  for (int k = 0; k < n; k++) {
+    int v = ft_value_find(s, from[k]);
+    if (v >= 0 && !ft_value_is_outer(s, v)) continue; /* s defines from[k] itself: below, that is what it names */
+    vals[m] = v;
+    f[m] = from[k];
+    t[m++] = to[k];
+  }
+  for (int j = 0; j < m; j++)
+    if (vals[j] >= 0) ft_value_rename(s, vals[j], t[j]);
+  for (int i = 0; i < s->n_nodes && m; i++)
+    for (int a = 0; a < s->nodes[i].n_attrs; a++)
+      if (s->nodes[i].attrs[a].g) ft_rename_outer_all(s->nodes[i].attrs[a].g, m, f, t);
+  free(vals);
+  free(f);
+}
+
+void ft_rename_outer(ft_graph *s, const char *from, const char *to) { ft_rename_outer_all(s, 1, &from, &to); }
+
 int ft_value_get(ft_graph *g, const char *name) {
   int i = ft_value_find(g, name);
   return i >= 0 ? i : ft_value_add(g, name);

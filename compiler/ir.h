@@ -147,6 +147,14 @@ ft_graph *ft_graph_clone(const ft_graph *g);
 /* In a subgraph: value v is read but not defined there, a name of an enclosing graph. */
 int ft_value_is_outer(const ft_graph *sub, int v);
 
+/* In subgraph s and the subgraphs nested in it: the value that s reads from outside under the name
+ * `from` is now called `to`. A subgraph that defines `from` itself (an input, an initializer, a
+ * node's output) shadows the outer value, for itself and all nested in it: renaming stops there. */
+void ft_rename_outer(ft_graph *s, const char *from, const char *to);
+/* The same for n names at once: from[k] becomes to[k], each looked up by its old name, so a new
+ * name that is another pair's old one (t -> t2 and t2 -> t2@x) renames nothing twice. */
+void ft_rename_outer_all(ft_graph *s, int n, const char *const *from, const char *const *to);
+
 /* Attribute lookup with defaults. */
 const ft_attr *ft_attr_find(const ft_node *n, const char *name);
 int64_t ft_attr_int(const ft_node *n, const char *name, int64_t dflt);

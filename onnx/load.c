@@ -839,17 +839,6 @@ static int load_graph(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
 /* A graph attribute (If's branches, Loop and Scan bodies): loaded whole as a graph of its own.
  * The names it reads from enclosing graphs become values of the graph being loaded, recorded in
  * the node's outer list, so the sort and the checks see them as the node's inputs. */
-/* In subgraph s and those nested in it that read it from outside too: the outer value called
- * `from` is now called `to` (a name of the enclosing graph that a function call made private). */
-static void rename_outer(ft_graph *s, const char *from, const char *to) {
-  int v = ft_value_find(s, from);
-  if (v < 0 || !ft_value_is_outer(s, v)) return; /* s has its own value of that name: nothing below reads ours */
-  ft_value_rename(s, v, to);
-  for (int i = 0; i < s->n_nodes; i++)
-    for (int a = 0; a < s->nodes[i].n_attrs; a++)
-      if (s->nodes[i].attrs[a].g) rename_outer(s->nodes[i].attrs[a].g, from, to);
-}
-
 static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a) {
   ft_graph *s = ft_graph_new();
   s->path = strdup(L->g->path);
@@ -867,7 +856,7 @@ static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline
     if (ov < 0) continue;
     if (strcmp(L->g->vals[ov].name, s->vals[v].name)) {
       char *to = strdup(L->g->vals[ov].name), *from = strdup(s->vals[v].name);
-      if (to && from) rename_outer(s, from, to);
+      if (to && from) ft_rename_outer(s, from, to);
       free(to);
       free(from);
       if (!to || !from) return ft_fail(L->e, FT_EIO, "out of memory");
