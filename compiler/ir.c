@@ -112,6 +112,8 @@ ft_graph *ft_graph_clone(const ft_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) clone_node(&c->nodes[i], &g->nodes[i]);
   c->inputs = dup_ints(g->inputs, g->n_inputs);
   c->outputs = dup_ints(g->outputs, g->n_outputs);
+  c->defaults = g->defaults ? dup_ints(g->defaults, g->n_defaults) : NULL;
+  c->default_at = g->default_at ? dup_ints(g->default_at, g->n_defaults) : NULL;
   c->name_slots = NULL;
   name_index_build(c, c->n_vals);
   return c;
@@ -136,6 +138,7 @@ void ft_graph_free(ft_graph *g) {
     free(n->attrs);
   }
   free(g->vals); free(g->nodes); free(g->inputs); free(g->outputs); free(g->path); free(g->name);
+  free(g->defaults); free(g->default_at);
   free(g->name_slots);
   free(g);
 }

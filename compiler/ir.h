@@ -117,6 +117,13 @@ typedef struct ft_graph {
   int *outputs;
   int n_outputs;
   int64_t opset;       /* ai.onnx opset version */
+  int64_t ir_version;  /* the model's IR version (the main graph's; 0 in subgraphs) */
+  /* Graph inputs that also have an initializer in a model of IR version 4 or later: the
+   * initializer is a default the caller may override. Loaded as constants (the initializer);
+   * ft_keep_defaults makes the ones asked for inputs again, at position at[k] of inputs. */
+  int *defaults;       /* value indices, in the model's input order */
+  int *default_at;     /* how many of inputs come before defaults[k] in the model's input list */
+  int n_defaults;
   char *path;          /* the model file, for messages */
   char *name;
   /* Value names -> index (open addressing, slot = index + 1, 0 empty), kept by ft_value_add and
