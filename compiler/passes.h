@@ -33,7 +33,8 @@ int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
 /* Graph inputs that have an initializer (IR 4 and later: a default the caller may override,
  * ft_graph.defaults): those named by --keep-input become inputs of the program, without the
  * initializer; the rest stay constants, which one note on pins->notes says (how many, the first
- * names, escaped, and the flag). An unknown name, or one that is not such an input, is a usage
+ * names, escaped, and the flag). A default that --bind names is kept too, for ft_specialize to
+ * bind to the file's tensor. An unknown name, or one that is not such an input, is a usage
  * error. Runs before the fp16 upcast, so a kept float16 default is a float16 input. */
 int ft_keep_defaults(ft_graph *g, const ft_pins *pins, ft_err *e);
 

@@ -82,6 +82,14 @@ int ft_keep_defaults(ft_graph *g, const ft_pins *pins, ft_err *e) {
       return ft_fail(e, FT_EUSAGE, "%s: --keep-input all: the model has no graph input with an initializer", g->path);
     return not_a_default(g, pins->keep[k], e);
   }
+  for (int k = 0; k < pins->n_binds; k++) { /* --bind NAME=FILE.pb on a default: another constant for it */
+    const char *eq = strchr(pins->binds[k], '=');
+    size_t len = eq ? (size_t)(eq - pins->binds[k]) : 0;
+    for (int d = 0; d < g->n_defaults && len; d++) {
+      const char *nm = g->vals[g->defaults[d]].name;
+      if (strlen(nm) == len && !strncmp(nm, pins->binds[k], len)) keep[d] = 1;
+    }
+  }
   /* kept: an input again, at its place among the inputs, of the initializer's type and shape */
   int left = 0, added = 0;
   for (int d = 0; d < g->n_defaults; d++) {

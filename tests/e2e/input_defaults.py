@@ -8,6 +8,7 @@ y = x * w + b, IR 8, inputs [w, x, b] where w ([3]) and b ([2, 1]) have initiali
   - by default ftaxc compiles w and b as constants: the program and ftax-eager take x alone and
     give x * W + B, and each prints one note naming how many such inputs there are, their names
     and --keep-input;
+  - --bind b=FILE.pb: b is that constant instead (the note names w alone);
   - --keep-input w: the program and ftax-eager take w and x (in the model's order) and give
     x * w + B for a w fed at run time; --keep-input all: w, x and b, all fed; the program then
     requires them (given x alone it fails);
@@ -52,10 +53,10 @@ def note_check(what, p, want, says=()):
         c.fail("%s: %d notes (want %d) holding %r:\n%s" % (what, notes(p.stderr), want, list(says), err[-800:]))
 
 
-def case(tag, path, keep, feed, expect, note_says):
-    """Compile with --keep-input keep..., run program and ftax-eager on feed; check the outputs
-    and that each printed the note once (note_says) or not at all (None)."""
-    flags = sum((["--keep-input", k] for k in keep), [])
+def case(tag, path, keep, feed, expect, note_says, extra=()):
+    """Compile with --keep-input keep... and extra, run program and ftax-eager on feed; check the
+    outputs and that each printed the note once (note_says) or not at all (None)."""
+    flags = sum((["--keep-input", k] for k in keep), []) + list(extra)
     prog = os.path.join(c.work, tag)
     p = c.run([c.ftaxc, path, "-o", prog] + flags)
     if p.returncode:
@@ -79,6 +80,7 @@ xf, wf, bf = c.pb("x", x), c.pb("w", w1), c.pb("b", b1)
 case("default", m8, [], [xf], x * W + B, ["2 graph inputs", "'w', 'b'", "--keep-input"])
 case("keep_w", m8, ["w"], [wf, xf], x * w1 + B, ["1 graph input", "'b'"])
 prog = case("keep_all", m8, ["all"], [wf, xf, bf], x * w1 + b1, None)
+case("bind_b", m8, [], [xf], x * W + b1, ["1 graph input", "'w'"], ["--bind", "b=" + bf])
 if prog:
     p = c.run([prog, xf, "--output-dir", os.path.join(c.work, "keep_all_short")], want=1)
     p = c.run([prog, "--input", "x=" + xf, "--output-dir", os.path.join(c.work, "keep_all_missing")], want=1)
