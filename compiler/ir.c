@@ -112,6 +112,8 @@ ft_graph *ft_graph_clone(const ft_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) clone_node(&c->nodes[i], &g->nodes[i]);
   c->inputs = dup_ints(g->inputs, g->n_inputs);
   c->outputs = dup_ints(g->outputs, g->n_outputs);
+  c->defaults = g->defaults ? dup_ints(g->defaults, g->n_defaults) : NULL;
+  c->default_at = g->default_at ? dup_ints(g->default_at, g->n_defaults) : NULL;
   c->name_slots = NULL;
   name_index_build(c, c->n_vals);
   return c;
@@ -136,6 +138,7 @@ void ft_graph_free(ft_graph *g) {
     free(n->attrs);
   }
   free(g->vals); free(g->nodes); free(g->inputs); free(g->outputs); free(g->path); free(g->name);
+  free(g->defaults); free(g->default_at);
   free(g->name_slots);
   free(g);
 }
@@ -206,6 +209,30 @@ void ft_value_rename(ft_graph *g, int v, const char *name) {
   g->vals[v].name = dupstr(name);
   name_index_build(g, g->n_vals); /* the old name may now belong to another value: rare, so rebuild */
 }
+
+void ft_rename_outer_all(ft_graph *s, int n, const char *const *from, const char *const *to) {
+  /* the pairs s does not shadow (f[j] -> t[j]) and the values of s they rename (vals[j]): all
+   * looked up before any rename, so no pair's new name is taken for another pair's old one */
+  int *vals = malloc(sizeof(int) * (size_t)(n ? n : 1)), m = 0;
+  const char **f = malloc(sizeof(char *) * (size_t)(2 * n + 1)), **t = f + n;
+  if (!vals || !f) abort(); /* a few words, like the names ft_value_rename copies */
+  for (int k = 0; k < n; k++) {
+    int v = ft_value_find(s, from[k]);
+    if (v >= 0 && !ft_value_is_outer(s, v)) continue; /* s defines from[k] itself: below, that is what it names */
+    vals[m] = v;
+    f[m] = from[k];
+    t[m++] = to[k];
+  }
+  for (int j = 0; j < m; j++)
+    if (vals[j] >= 0) ft_value_rename(s, vals[j], t[j]);
+  for (int i = 0; i < s->n_nodes && m; i++)
+    for (int a = 0; a < s->nodes[i].n_attrs; a++)
+      if (s->nodes[i].attrs[a].g) ft_rename_outer_all(s->nodes[i].attrs[a].g, m, f, t);
+  free(vals);
+  free(f);
+}
+
+void ft_rename_outer(ft_graph *s, const char *from, const char *to) { ft_rename_outer_all(s, 1, &from, &to); }
 
 int ft_value_get(ft_graph *g, const char *name) {
   int i = ft_value_find(g, name);

@@ -117,6 +117,13 @@ typedef struct ft_graph {
   int *outputs;
   int n_outputs;
   int64_t opset;       /* ai.onnx opset version */
+  int64_t ir_version;  /* the model's IR version (the main graph's; 0 in subgraphs) */
+  /* Graph inputs that also have an initializer in a model of IR version 4 or later: the
+   * initializer is a default the caller may override. Loaded as constants (the initializer);
+   * ft_keep_defaults makes the ones asked for inputs again, at position at[k] of inputs. */
+  int *defaults;       /* value indices, in the model's input order */
+  int *default_at;     /* how many of inputs come before defaults[k] in the model's input list */
+  int n_defaults;
   char *path;          /* the model file, for messages */
   char *name;
   /* Value names -> index (open addressing, slot = index + 1, 0 empty), kept by ft_value_add and
@@ -146,6 +153,14 @@ void ft_attr_copy(ft_attr *dst, const ft_attr *src); /* deep: a subgraph is clon
 ft_graph *ft_graph_clone(const ft_graph *g);
 /* In a subgraph: value v is read but not defined there, a name of an enclosing graph. */
 int ft_value_is_outer(const ft_graph *sub, int v);
+
+/* In subgraph s and the subgraphs nested in it: the value that s reads from outside under the name
+ * `from` is now called `to`. A subgraph that defines `from` itself (an input, an initializer, a
+ * node's output) shadows the outer value, for itself and all nested in it: renaming stops there. */
+void ft_rename_outer(ft_graph *s, const char *from, const char *to);
+/* The same for n names at once: from[k] becomes to[k], each looked up by its old name, so a new
+ * name that is another pair's old one (t -> t2 and t2 -> t2@x) renames nothing twice. */
+void ft_rename_outer_all(ft_graph *s, int n, const char *const *from, const char *const *to);
 
 /* Attribute lookup with defaults. */
 const ft_attr *ft_attr_find(const ft_node *n, const char *name);

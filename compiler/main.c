@@ -37,6 +37,7 @@ typedef struct options {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ftaxc MODEL.onnx [-o OUT] [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind INPUT=FILE.pb]...\n"
+          "             [--keep-input NAME|all]...\n"
           "             [--report] [--emit-only] [--embed-weights] [--cc CC] [--cflags FLAGS]\n"
           "             [--name IDENT] [--dump] [--freestanding] [--shared] [--isa avx512|avx2|neon|generic]\n"
           "             [--precision fp32|bf16|tf32|fp16] [--target c|cuda] [--cuda-graph] [--arch SM] [--nvcc NVCC]\n"
@@ -47,6 +48,9 @@ static void usage(FILE *f) {
           "                     --dim SYM=N, the API's OUT_run_dims pick one); lists must be as long\n"
           "  --shape IN=1x128   pin the whole shape of input IN (a list: IN=1x16,1x32, one plan each)\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input)\n"
+          "  --keep-input NAME  graph input NAME has an initializer (IR 4+: a default the caller may override),\n"
+          "                     which is compiled as a constant unless this flag makes NAME an input of the\n"
+          "                     program, without the initializer; `all`: every such input\n"
           "  --report           print node counts per stage, MACs, fusion matches, arena size and its lower bound,\n"
           "                     and the sizes for flash and RAM: code (the compiled object's .text), weights, arena\n"
           "  --no-fuse[=A,B]    turn off every fusion, or the named ones\n"
@@ -119,6 +123,7 @@ static int parse_args(int argc, char **argv, options *o) {
     else if (!strcmp(a, "--dim")) { NEEDV(); if (o->pins.n_dims == 64) return too_many(a); o->pins.dims[o->pins.n_dims++] = v; }
     else if (!strcmp(a, "--shape")) { NEEDV(); if (o->pins.n_shapes == 64) return too_many(a); o->pins.shapes[o->pins.n_shapes++] = v; }
     else if (!strcmp(a, "--bind")) { NEEDV(); if (o->pins.n_binds == 64) return too_many(a); o->pins.binds[o->pins.n_binds++] = v; }
+    else if (!strcmp(a, "--keep-input")) { NEEDV(); if (o->pins.n_keep == 64) return too_many(a); o->pins.keep[o->pins.n_keep++] = v; }
     else if (!strcmp(a, "--cc")) { NEEDV(); o->cc = v; }
     else if (!strcmp(a, "--cflags")) { NEEDV(); o->cflags = v; }
     else if (!strcmp(a, "--name")) { NEEDV(); o->name = v; }
@@ -422,6 +427,7 @@ static int make_plans(const options *o, plans *pl, ft_err *e) {
   for (int p = 0; p < k; p++) {
     ft_pins *pp = &pl->pins[p];
     *pp = o->pins;
+    if (p == 0) pp->notes = stderr, pp->tool = "ftaxc"; /* a note on the model once, not per plan */
     for (int t = 0; t < 2; t++)
       for (int i = 0; i < (t ? o->pins.n_shapes : o->pins.n_dims); i++) {
         const char *v = t ? o->pins.shapes[i] : o->pins.dims[i];

@@ -23,8 +23,20 @@ typedef struct ft_pins {
   int n_shapes;
   const char *binds[64];  /* "shape=shape.pb": the input becomes this constant */
   int n_binds;
+  const char *keep[64];   /* --keep-input: a graph input with an initializer stays an input ("all": every one) */
+  int n_keep;
+  FILE *notes;            /* where ft_keep_defaults notes the defaults it keeps as constants (NULL: nowhere) */
+  const char *tool;       /* the note's prefix: "ftaxc", "ftax-eager" */
 } ft_pins;
 int ft_specialize(ft_graph *g, const ft_pins *pins, ft_err *e);
+
+/* Graph inputs that have an initializer (IR 4 and later: a default the caller may override,
+ * ft_graph.defaults): those named by --keep-input become inputs of the program, without the
+ * initializer; the rest stay constants, which one note on pins->notes says (how many, the first
+ * names, escaped, and the flag). A default that --bind names is kept too, for ft_specialize to
+ * bind to the file's tensor. An unknown name, or one that is not such an input, is a usage
+ * error. Runs before the fp16 upcast, so a kept float16 default is a float16 input. */
+int ft_keep_defaults(ft_graph *g, const ft_pins *pins, ft_err *e);
 
 /* Infer every value's dtype and shape in node order. With FT_INFER_FOLD, a node whose inputs are
  * all constant is evaluated with its kernel and replaced by its result (this must happen during

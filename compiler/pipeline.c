@@ -46,6 +46,7 @@ int ft_compile_graph(ft_graph *g, const ft_compile_opts *o, ft_lowered *lw, ft_m
   int fold = o->no_fold ? FT_INFER_NO_FOLD : FT_INFER_FOLD;
   report(o, "loaded", g);
   int rc = ft_resolve_ops(g, e);
+  if (!rc) rc = ft_keep_defaults(g, o->pins, e);
   if (!rc) rc = ft_upcast_fp16(g, e);
   if (!rc) rc = ft_specialize(g, o->pins, e);
   if (!rc) { rc = ft_infer(g, fold, e); report(o, "folded", g); }

@@ -768,7 +768,18 @@ static int load_inputs(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
       if (gp->input[j]->name && !strcmp(gp->input[j]->name, vi->name))
         return ft_fail(L->e, FT_EINVALID, "%s: two graph inputs are named '%s'", g->path, vi->name);
     int v = ft_value_get(g, vi->name);
-    if (g->vals[v].kind == FT_V_CONST) continue; /* an initializer listed as input (IR < 4) */
+    if (g->vals[v].kind == FT_V_CONST) { /* an initializer listed as input: a weight (IR < 4), or a default */
+      if (!subgraph && L->m->ir_version >= 4) {
+        int *d = realloc(g->defaults, sizeof(int) * (size_t)(g->n_defaults + 1));
+        if (d) g->defaults = d;
+        int *at = d ? realloc(g->default_at, sizeof(int) * (size_t)(g->n_defaults + 1)) : NULL;
+        if (at) g->default_at = at;
+        if (!d || !at) return ft_fail(L->e, FT_EIO, "out of memory");
+        g->defaults[g->n_defaults] = v;
+        g->default_at[g->n_defaults++] = g->n_inputs;
+      }
+      continue;
+    }
     /* a subgraph's inputs (Loop and Scan bodies) may leave their type to the op */
     int untyped = subgraph && (!vi->type || vi->type->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET);
     int rc = untyped ? 0 : is_sequence(vi) ? sequence_input(g, v, vi, subgraph, L->e) : set_value_type(g, v, vi, L->e);
@@ -839,17 +850,6 @@ static int load_graph(load_ctx *L, const Onnx__GraphProto *gp, int subgraph) {
 /* A graph attribute (If's branches, Loop and Scan bodies): loaded whole as a graph of its own.
  * The names it reads from enclosing graphs become values of the graph being loaded, recorded in
  * the node's outer list, so the sort and the checks see them as the node's inputs. */
-/* In subgraph s and those nested in it that read it from outside too: the outer value called
- * `from` is now called `to` (a name of the enclosing graph that a function call made private). */
-static void rename_outer(ft_graph *s, const char *from, const char *to) {
-  int v = ft_value_find(s, from);
-  if (v < 0 || !ft_value_is_outer(s, v)) return; /* s has its own value of that name: nothing below reads ours */
-  ft_value_rename(s, v, to);
-  for (int i = 0; i < s->n_nodes; i++)
-    for (int a = 0; a < s->nodes[i].n_attrs; a++)
-      if (s->nodes[i].attrs[a].g) rename_outer(s->nodes[i].attrs[a].g, from, to);
-}
-
 static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline_scope *sc, int ni, ft_attr *a) {
   ft_graph *s = ft_graph_new();
   s->path = strdup(L->g->path);
@@ -867,7 +867,7 @@ static int load_graph_attr(load_ctx *L, const Onnx__GraphProto *gp, const inline
     if (ov < 0) continue;
     if (strcmp(L->g->vals[ov].name, s->vals[v].name)) {
       char *to = strdup(L->g->vals[ov].name), *from = strdup(s->vals[v].name);
-      if (to && from) rename_outer(s, from, to);
+      if (to && from) ft_rename_outer(s, from, to);
       free(to);
       free(from);
       if (!to || !from) return ft_fail(L->e, FT_EIO, "out of memory");
@@ -905,6 +905,7 @@ int ft_load_model_mem(const void *data, size_t len, const char *path, const char
   if (rc) { onnx__model_proto__free_unpacked(m, NULL); return rc; }
   ft_graph *g = ft_graph_new();
   g->path = strdup(path);
+  g->ir_version = m->ir_version;
   g->opset = 0;
   for (size_t i = 0; i < m->n_opset_import; i++) {
     const char *d = m->opset_import[i]->domain;

@@ -159,6 +159,7 @@ int ft_eager_load_on(const char *path, const ft_pins *pins, const ft_eager_devic
   if (!h) return ft_fail(e, FT_EIO, "out of memory");
   int rc = ft_load_model(path, &h->g, e);
   if (!rc) rc = ft_resolve_ops(h->g, e);
+  if (!rc) rc = ft_keep_defaults(h->g, pins, e);
   if (!rc) rc = ft_upcast_fp16(h->g, e); /* the program's float16 handling, so both compute alike */
   if (!rc) rc = ft_specialize(h->g, pins, e);
   /* before anything is sized by the node count: a branch taken changes the nodes */

@@ -45,7 +45,7 @@ static void timing_start(void *ctx) { ft_eager_profile_reset(((eager_prog *)ctx)
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ftax-eager MODEL.onnx [--dim SYM=N]... [--shape INPUT=DxD...]... [--bind IN=FILE.pb]... [--device cpu|cuda]\n"
-          "                  [--profile]\n"
+          "                  [--keep-input NAME|all]... [--profile]\n"
           "                  [input_0.pb ...] [--input NAME=FILE.pb] [--output-dir DIR]\n"
           "                  [--bench] [--warmup N] [--iters N] [--json] [--threads N]\n"
           "Runs the model op by op, as an eager framework does (shape inference, allocation and one\n"
@@ -53,6 +53,9 @@ static void usage(FILE *f) {
           "  --dim SYM=N        pin symbolic dimension SYM (e.g. batch=1) in every input\n"
           "  --shape IN=1x128   pin the whole shape of input IN\n"
           "  --bind IN=FILE.pb  fix input IN to the tensor in FILE.pb (it stops being an input), as ftaxc does\n"
+          "  --keep-input NAME  graph input NAME has an initializer (IR 4+: a default the caller may override),\n"
+          "                     which is run as a constant unless this flag makes NAME an input, as ftaxc does;\n"
+          "                     `all`: every such input\n"
           "  --device cuda      run on the GPU: one launch per node of the CUDA kernels ftaxc's .cu programs\n"
           "                     use, a caching device allocator, shape logic on the host (%s)\n"
           "  --profile          time every kernel call; print wall, kernel and overhead time per run\n"
@@ -78,6 +81,8 @@ static int takes_value(const char *a) {
 int main(int argc, char **argv) {
   ft_pins pins;
   memset(&pins, 0, sizeof pins);
+  pins.notes = stderr;
+  pins.tool = "ftax-eager";
   const char *model = NULL;
   int profile = 0, json = 0, help = 0;
   const ft_eager_device *dev = NULL;
@@ -93,6 +98,10 @@ int main(int argc, char **argv) {
       if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: --bind needs a value\n"); rc = FT_EUSAGE; break; }
       if (pins.n_binds == 64) { fprintf(stderr, "ftax-eager: too many --bind options (64 at most)\n"); rc = FT_EUSAGE; break; }
       pins.binds[pins.n_binds++] = argv[++i];
+    } else if (!strcmp(a, "--keep-input")) {
+      if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: --keep-input needs a value\n"); rc = FT_EUSAGE; break; }
+      if (pins.n_keep == 64) { fprintf(stderr, "ftax-eager: too many --keep-input options (64 at most)\n"); rc = FT_EUSAGE; break; }
+      pins.keep[pins.n_keep++] = argv[++i];
     } else if (!strcmp(a, "--dim") || !strcmp(a, "--shape")) {
       int is_dim = a[2] == 'd';
       if (i + 1 >= argc) { fprintf(stderr, "ftax-eager: %s needs a value\n", a); rc = FT_EUSAGE; break; }

@@ -7,6 +7,7 @@
 
 #include "passes.h"
 #include "tensorio.h"
+#include "text.h"
 
 static int parse_int(const char *s, int64_t *v) {
   char *end;
@@ -50,6 +51,78 @@ static int bind_input(ft_graph *g, const char *spec, ft_err *e) {
   v->shape_known = 1;
   memmove(g->inputs + k, g->inputs + k + 1, sizeof(int) * (size_t)(g->n_inputs - k - 1));
   g->n_inputs--;
+  return 0;
+}
+
+/* --keep-input NAME that names no default: say what NAME is instead. */
+static int not_a_default(const ft_graph *g, const char *name, ft_err *e) {
+  int v = ft_value_find(g, name);
+  for (int k = 0; k < g->n_inputs; k++)
+    if (g->inputs[k] == v)
+      return ft_fail(e, FT_EUSAGE, "%s: --keep-input %s: input '%s' has no initializer; it is a run-time input already",
+                     g->path, name, name);
+  if (v >= 0 && g->vals[v].kind == FT_V_CONST)
+    return ft_fail(e, FT_EUSAGE, "%s: --keep-input %s: '%s' is an initializer, not a graph input with a default (IR "
+                   "version %lld%s)", g->path, name, name, (long long)g->ir_version,
+                   g->ir_version < 4 ? ": before IR 4 every initializer is listed as an input, and is a weight" : "");
+  return ft_fail(e, FT_EUSAGE, "%s: --keep-input %s: the model has no graph input named '%s'%s", g->path, name, name,
+                 g->n_defaults ? "" : " (and no input with an initializer)");
+}
+
+int ft_keep_defaults(ft_graph *g, const ft_pins *pins, ft_err *e) {
+  char *keep = calloc((size_t)g->n_defaults + 1, 1);
+  if (!keep) return ft_fail(e, FT_EIO, "out of memory");
+  for (int k = 0; k < pins->n_keep; k++) {
+    int found = 0;
+    for (int d = 0; d < g->n_defaults; d++)
+      if (!strcmp(pins->keep[k], "all") || !strcmp(pins->keep[k], g->vals[g->defaults[d]].name)) keep[d] = found = 1;
+    if (found) continue;
+    free(keep);
+    if (!strcmp(pins->keep[k], "all"))
+      return ft_fail(e, FT_EUSAGE, "%s: --keep-input all: the model has no graph input with an initializer", g->path);
+    return not_a_default(g, pins->keep[k], e);
+  }
+  for (int k = 0; k < pins->n_binds; k++) { /* --bind NAME=FILE.pb on a default: another constant for it */
+    const char *eq = strchr(pins->binds[k], '=');
+    size_t len = eq ? (size_t)(eq - pins->binds[k]) : 0;
+    for (int d = 0; d < g->n_defaults && len; d++) {
+      const char *nm = g->vals[g->defaults[d]].name;
+      if (strlen(nm) == len && !strncmp(nm, pins->binds[k], len)) keep[d] = 1;
+    }
+  }
+  /* kept: an input again, at its place among the inputs, of the initializer's type and shape */
+  int left = 0, added = 0;
+  for (int d = 0; d < g->n_defaults; d++) {
+    if (!keep[d]) {
+      g->defaults[left] = g->defaults[d];
+      g->default_at[left++] = g->default_at[d] + added;
+      continue;
+    }
+    ft_value *v = &g->vals[g->defaults[d]];
+    ft_tensor_free_data(&v->t);
+    v->kind = FT_V_INPUT;
+    int at = g->default_at[d] + added++;
+    memmove(g->inputs + at + 1, g->inputs + at, sizeof(int) * (size_t)(g->n_inputs - at));
+    g->inputs[at] = g->defaults[d];
+    g->n_inputs++;
+  }
+  free(keep);
+  g->n_defaults = left;
+  if (!left || !pins->notes) return 0;
+  char names[400] = "";
+  size_t m = 0;
+  for (int d = 0; d < left && d < 4; d++) {
+    char shown[64];
+    ft_text_escape(shown, sizeof shown, g->vals[g->defaults[d]].name);
+    m += (size_t)snprintf(names + m, sizeof names - m, "%s'%s'", d ? ", " : "", shown);
+  }
+  if (left > 4) snprintf(names + m, sizeof names - m, " and %d more", left - 4);
+  int many = left > 1;
+  fprintf(pins->notes, "%s: note: %d graph input%s %s an initializer, a default the caller may override (IR version "
+          "%lld): %s; %s taken as %s. To feed %s at run time: --keep-input NAME (or --keep-input all)\n",
+          pins->tool ? pins->tool : "ftax", left, many ? "s" : "", many ? "have" : "has", (long long)g->ir_version, names,
+          many ? "they are" : "it is", many ? "constants, their initializers" : "a constant, its initializer",
+          many ? "one" : "it");
   return 0;
 }
 

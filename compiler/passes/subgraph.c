@@ -76,16 +76,6 @@ static int map_values(ft_graph *g, int i, const ft_graph *b, const char *which, 
   return 0;
 }
 
-/* In subgraph s and those nested in it: what s reads from outside under the name `from` is now
- * called `to`. */
-static void rename_outer(ft_graph *s, const char *from, const char *to) {
-  for (int v = 0; v < s->n_vals; v++)
-    if (ft_value_is_outer(s, v) && !strcmp(s->vals[v].name, from)) ft_value_rename(s, v, to);
-  for (int i = 0; i < s->n_nodes; i++)
-    for (int a = 0; a < s->nodes[i].n_attrs; a++)
-      if (s->nodes[i].attrs[a].g) rename_outer(s->nodes[i].attrs[a].g, from, to);
-}
-
 static int *map_list(const int *list, int n, const int *map) {
   int *d = malloc(sizeof(int) * (size_t)(n ? n : 1));
   for (int k = 0; k < n; k++) d[k] = list[k] >= 0 && map ? map[list[k]] : list[k]; /* no map: a copy */
@@ -96,6 +86,15 @@ static int *map_list(const int *list, int n, const int *map) {
  * guard[0..n_guard). */
 static void copy_nodes(ft_graph *g, const char *prefix, const ft_graph *b, const int *map, const int *guard,
                        int n_guard) {
+  /* b's own values that took a new name: nested subgraphs read them by it, all renamed at once
+   * (a loop's carried t bound to the last iteration's t2 while t2 becomes t2@tag) */
+  const char **from = malloc(sizeof(char *) * (size_t)(2 * b->n_vals + 1)), **to = from + b->n_vals;
+  int n_renamed = 0;
+  for (int v = 0; v < b->n_vals; v++)
+    if (map[v] >= 0 && !ft_value_is_outer(b, v) && strcmp(b->vals[v].name, g->vals[map[v]].name)) {
+      from[n_renamed] = b->vals[v].name;
+      to[n_renamed++] = g->vals[map[v]].name;
+    }
   for (int j = 0; j < b->n_nodes; j++) {
     const ft_node *bn = &b->nodes[j];
     char name[1100];
@@ -113,12 +112,10 @@ static void copy_nodes(ft_graph *g, const char *prefix, const ft_graph *b, const
     n->attrs = malloc(sizeof(ft_attr) * (size_t)(bn->n_attrs ? bn->n_attrs : 1));
     for (int a = 0; a < bn->n_attrs; a++) {
       ft_attr_copy(&n->attrs[a], &bn->attrs[a]);
-      if (!n->attrs[a].g) continue;
-      for (int v = 0; v < b->n_vals; v++) /* a nested If reads the branch's values by their new names */
-        if (map[v] >= 0 && !ft_value_is_outer(b, v) && strcmp(b->vals[v].name, g->vals[map[v]].name))
-          rename_outer(n->attrs[a].g, b->vals[v].name, g->vals[map[v]].name);
+      if (n->attrs[a].g) ft_rename_outer_all(n->attrs[a].g, n_renamed, from, to);
     }
   }
+  free(from);
 }
 
 void ft_replace_node(ft_graph *g, int i, int from) {

@@ -11,35 +11,21 @@ A model in which no branch fits is still refused when compiled: the same model a
 (neither 4 nor 2 frames of 128) exits 2 naming a node of the last branch it tried.
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
-from onnx import numpy_helper
 
-build, work = sys.argv[1], sys.argv[2]
+from tool_checks import Checks
+
+c = Checks(sys.argv[1], sys.argv[2])
 here = os.path.dirname(os.path.abspath(__file__))
 model = os.path.join(here, "..", "models", "vad_v5", "model.onnx")
-os.makedirs(work, exist_ok=True)
-ftaxc, eager = os.path.join(build, "ftaxc"), os.path.join(build, "ftax-eager")
-failures = []
+ftaxc, eager, work, run = c.ftaxc, c.eager, c.work, c.run
 H = 16
 
 
 def pb(name, arr):
-    path = os.path.join(work, name + ".pb")
-    with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(arr, name.split("_")[0]).SerializeToString())
-    return path
-
-
-def run(cmd, want, says=()):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    err = p.stderr.decode("utf-8", "replace")
-    miss = [s for s in says if s not in err]
-    if p.returncode != want or miss:
-        failures.append("%s: exit %d (want %d)%s\n%s" % (" ".join(cmd), p.returncode, want,
-                                                         ", stderr lacks %r" % miss if miss else "", err[-800:]))
+    return c.pb(name, arr, name.split("_")[0])
 
 
 rng = np.random.default_rng(7)
@@ -56,14 +42,11 @@ for n, fits, other in ((512, 16000, 8000), (256, 8000, 16000)):
                 () if want == 0 else ("If_0", branch, "cannot run at the shapes"))
             left = os.listdir(d) if os.path.isdir(d) else []
             if want and left:
-                failures.append("%s at %d samples, sr %d: wrote %s after the error" % (tool, n, sr, left))
+                c.fail("%s at %d samples, sr %d: wrote %s after the error" % (tool, n, sr, left))
             if not want and sorted(left) != ["output_0.pb", "output_1.pb"]:
-                failures.append("%s at %d samples, sr %d: outputs %s" % (tool, n, sr, left))
+                c.fail("%s at %d samples, sr %d: outputs %s" % (tool, n, sr, left))
 run([ftaxc, model, "-o", os.path.join(work, "vad_384"), "--shape", "x=1x384"], 2, ("frames",))
 if os.path.exists(os.path.join(work, "vad_384")):
-    failures.append("a program was written for 384 samples, where no branch fits")
+    c.fail("a program was written for 384 samples, where no branch fits")
 
-for f in failures:
-    sys.stderr.write("FAIL " + f + "\n")
-sys.stdout.write("branch_fail: %d failures\n" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(c.finish("branch_fail"))

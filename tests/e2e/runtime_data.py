@@ -15,75 +15,17 @@ program and by ftax-eager on the same inputs: both must exit 0 and write the sam
   dynq      DynamicQuantizeLinear on an all-zero input (its scale comes out 0) into
             DequantizeLinear
 """
-import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
-build, work = sys.argv[1], sys.argv[2]
-os.makedirs(work, exist_ok=True)
-ftaxc, eager = os.path.join(build, "ftaxc"), os.path.join(build, "ftax-eager")
+from tool_checks import Checks, vi
+
+c = Checks(sys.argv[1], sys.argv[2])
 F, I64, U8 = T.FLOAT, T.INT64, T.UINT8
-failures = []
-
-
-def vi(n, t, s):
-    return helper.make_tensor_value_info(n, t, s)
-
-
-def model(name, nodes, ins, outs, inits=()):
-    g = helper.make_graph(nodes, name, ins, outs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    path = os.path.join(work, name + ".onnx")
-    onnx.save(m, path)
-    return path
-
-
-def pb(name, arr):
-    path = os.path.join(work, name + ".pb")
-    with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(arr, name).SerializeToString())
-    return path
-
-
-def read(path):
-    t = T()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    if p.returncode:
-        failures.append("%s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stderr.decode("utf-8", "replace")[-600:]))
-    return p.returncode
-
-
-def both(name, path, inputs, n_out, expect=None):
-    prog = os.path.join(work, name)
-    if run([ftaxc, path, "-o", prog]):
-        return
-    outs = {}
-    for tool, cmd in (("program", [prog]), ("eager", [eager, path])):
-        d = os.path.join(work, "%s_%s" % (name, tool))
-        if run(cmd + inputs + ["--output-dir", d]) == 0:
-            outs[tool] = [read(os.path.join(d, "output_%d.pb" % k)) for k in range(n_out)]
-    if len(outs) < 2:
-        return
-    for k in range(n_out):
-        a, b = outs["program"][k], outs["eager"][k]
-        if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
-            failures.append("%s: output %d differs: program %r, eager %r" % (name, k, a, b))
-        if expect is not None and not np.array_equal(a, expect[k]):
-            failures.append("%s: output %d is %r, expected %r" % (name, k, a, expect[k]))
-
+model, pb, both = c.model, c.pb, c.both
 
 x32 = np.arange(6, dtype=np.float32).reshape(3, 2)
 both("gather", model("gather", [helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
@@ -107,7 +49,4 @@ both("dynq", model("dynq", [helper.make_node("DynamicQuantizeLinear", ["x"], ["q
                    [vi("x", F, [4])], [vi("y", F, [4])]),
      [pb("x", np.zeros(4, np.float32))], 1, [np.zeros(4, np.float32)])
 
-for f in failures:
-    sys.stderr.write("FAIL " + f + "\n")
-sys.stdout.write("runtime_data: %d failures\n" % len(failures))
-sys.exit(1 if failures else 0)
+sys.exit(c.finish("runtime_data"))

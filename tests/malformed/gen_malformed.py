@@ -1137,6 +1137,16 @@ def gen_messages(g):
             expect=(1,), has=["x"], note="an unpinned dim_param named %r" % s[:40])
         add("output_" + nm, base_relu(outs=[vi("y", F, None), vi(s, F, [2, 3])]),
             has=[s if nm == "pct" else "n"], note="an unproduced graph output named %r" % s[:40])
+        # an input with an initializer (IR 8: a default): the note that names it, and --keep-input
+        dflt = mk([node("Add", ["x", s], ["y"], "add_node")], [vi("x", F, [2, 3]), vi(s, F, [3])], [vi("y", F, None)],
+                  [init(s, np.ones(3, np.float32))])
+        add("default_" + nm, dflt, expect=(0,), args=["--emit-only"], has=["note:", "--keep-input"],
+            note="an input with a default named %r: compiled as a constant, the note names it escaped" % s[:40])
+        if nm != "long":
+            add("keep_unknown_" + nm, dflt, expect=(1,), args=["--emit-only", "--keep-input", s + "z"], eager=False,
+                has=["--keep-input"], note="--keep-input naming no input, %r: usage error" % (s + "z")[:40])
+            add("keep_unknown_eager_" + nm, dflt, tool="eager", expect=(1,), args=["--keep-input", s + "z"],
+                has=["--keep-input"], note="ftax-eager --keep-input naming no input, %r: usage error" % (s + "z")[:40])
     g.add("message_file_escape", "message", raw=b"\xff\xfe garbage", filename="bad\x1b[2J\x1b]0;pwned\x07.onnx",
           has=["bad"], note="a garbage model whose file name holds escapes: 2, the name printed without them")
     g.add("message_flag_escape", "message", base_relu(), args=["--frob\x1b]0;pwned\x07"], expect=(1,), has=["--frob"], eager=False,
