@@ -3,6 +3,7 @@
 #include "fuse.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,42 +57,101 @@ static int disabled(const ft_fuse_opts *o, const char *name) {
   return 0;
 }
 
-static void count_uses(ft_graph *g, int *n_uses) {
+/* Per value: read by a live node input or a graph output, plus one if any guard tests it
+ * (`tested`, of guard_reads below). A pattern only asks whether a value has exactly the uses it
+ * sees, so one count for all the guards that test a condition keeps it from being fused away as
+ * well as one a guard would; counting each guard entry made every region's count cost the sum of
+ * the guards' lengths (a Loop unrolled with a run-time condition: guards as long as its
+ * iterations, and as many regions). */
+static void count_uses(ft_graph *g, int *n_uses, const unsigned char *tested, int n_tested) {
   memset(n_uses, 0, sizeof(int) * (size_t)g->n_vals);
   for (int i = 0; i < g->n_nodes; i++) {
     const ft_node *n = &g->nodes[i];
     if (n->dead) continue;
     for (int k = 0; k < n->n_in; k++) if (n->in[k] >= 0) n_uses[n->in[k]]++;
-    /* a condition a guard tests is read too: a pattern must not fuse it away */
-    for (int k = 0; k < n->n_guard; k++) n_uses[ft_guard_value(n->guard[k])]++;
   }
+  for (int v = 0; v < n_tested && v < g->n_vals; v++) n_uses[v] += tested[v];
   for (int i = 0; i < g->n_outputs; i++) n_uses[g->outputs[i]]++;
+}
+
+/* The values some live node's guard tests (1 each), over the first n_vals values. NULL: out of
+ * memory. The passes add nodes only with guards copied from the nodes they replace. */
+static unsigned char *guard_reads(const ft_graph *g) {
+  unsigned char *t = calloc((size_t)g->n_vals + 1, 1);
+  for (int i = 0; t && i < g->n_nodes; i++)
+    if (!g->nodes[i].dead)
+      for (int k = 0; k < g->nodes[i].n_guard; k++) t[ft_guard_value(g->nodes[i].guard[k])] = 1;
+  return t;
 }
 
 static int same_guard(const ft_node *a, const ft_node *b) {
   return a->n_guard == b->n_guard && (!a->n_guard || !memcmp(a->guard, b->guard, sizeof(int) * (size_t)a->n_guard));
 }
 
+static uint64_t guard_hash(const ft_node *n) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)n->n_guard;
+  for (int k = 0; k < n->n_guard; k++) h = (h ^ (uint32_t)n->guard[k]) * 1099511628211ull;
+  return h;
+}
+
+/* region[i] = the first live node with node i's guard (-1: dead), through a hash table: linear
+ * in the nodes and their guards, where comparing each node with those before it was quadratic.
+ * 0, or -1 out of memory. */
+static int find_regions(const ft_graph *g, int *region) {
+  size_t cap = 16;
+  while (cap < 2 * (size_t)g->n_nodes) cap *= 2;
+  int *slot = malloc(sizeof(int) * cap);
+  uint64_t *hash = malloc(sizeof(uint64_t) * ((size_t)g->n_nodes + 1));
+  if (!slot || !hash) { free(slot); free(hash); return -1; }
+  for (size_t k = 0; k < cap; k++) slot[k] = -1;
+  for (int i = 0; i < g->n_nodes; i++) {
+    region[i] = -1;
+    if (g->nodes[i].dead) continue;
+    hash[i] = guard_hash(&g->nodes[i]);
+    for (size_t k = hash[i] & (cap - 1);; k = (k + 1) & (cap - 1)) {
+      int f = slot[k];
+      if (f < 0) { slot[k] = region[i] = i; break; }
+      if (hash[f] == hash[i] && same_guard(&g->nodes[f], &g->nodes[i])) { region[i] = f; break; }
+    }
+  }
+  free(slot);
+  free(hash);
+  return 0;
+}
+
 /* Run pass p on each region of the graph by itself: the nodes outside an If's branches, then
  * each branch's (ft_node.guard). The nodes of other regions are hidden (dead = 2) while it runs,
- * so no pattern takes nodes from both sides of an `if`; uses are counted over all of them. */
+ * so no pattern takes nodes from both sides of an `if`; uses are counted over all of them. Nodes
+ * a pass adds carry the guard of the nodes they replace. */
 static int run_by_region(ft_fuse_ctx *c, const ft_fuse_pass *p) {
   ft_graph *g = c->g;
-  int rc = 0;
-  for (int r = 0; r < g->n_nodes && !rc; r++) {
-    int first = !g->nodes[r].dead;
-    for (int j = 0; j < r && first; j++) first = g->nodes[j].dead || !same_guard(&g->nodes[j], &g->nodes[r]);
-    if (!first && r) continue; /* region done with its first node (node 0 stands for the unguarded one) */
+  const int n0 = g->n_nodes;
+  int *region = malloc(sizeof(int) * ((size_t)n0 + 1));
+  unsigned char *tested = guard_reads(g);
+  int n_tested = g->n_vals, rc = 0;
+  if (!region || !tested || find_regions(g, region)) {
+    free(region);
+    free(tested);
+    return ft_fail(c->err, FT_EIO, "out of memory");
+  }
+  for (int r = 0; r < n0 && !rc; r++) {
+    if (region[r] != r) continue; /* dead, or its region was done with its first node */
     c->n_uses = realloc(c->n_uses, sizeof(int) * (size_t)(g->n_vals + 1));
-    count_uses(g, c->n_uses);
+    if (!c->n_uses) { rc = ft_fail(c->err, FT_EIO, "out of memory"); break; }
+    count_uses(g, c->n_uses, tested, n_tested);
     int hidden = 0;
-    for (int j = 0; j < g->n_nodes; j++)
-      if (!g->nodes[j].dead && !same_guard(&g->nodes[j], &g->nodes[r])) g->nodes[j].dead = 2, hidden++;
+    for (int j = 0; j < g->n_nodes; j++) {
+      ft_node *x = &g->nodes[j];
+      if (x->dead) continue;
+      if (j < n0 ? region[j] != r : !same_guard(x, &g->nodes[r])) x->dead = 2, hidden++;
+    }
     rc = p->run(c);
     for (int j = 0; j < g->n_nodes && hidden; j++)
       if (g->nodes[j].dead == 2) g->nodes[j].dead = 0;
     if (!hidden) break; /* one region: the whole graph */
   }
+  free(region);
+  free(tested);
   return rc;
 }
 

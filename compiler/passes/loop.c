@@ -18,10 +18,11 @@
  * reverse direction, and the scan outputs are stacked along their axes, in reverse for a reverse
  * direction.
  *
- * Unrolling has limits (FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES, FT_GRAPH_MAX_NODES).
+ * Unrolling has limits (FT_UNROLL_MAX_ITERS, FT_UNROLL_MAX_NODES, FT_GRAPH_MAX_NODES, and
+ * FT_UNROLL_MAX_GUARDED iterations under a run-time condition).
  *
  * A Loop that cannot be unrolled (its trip count computed at run time, a run-time condition and no
- * trip count, or past the limits) becomes a loop of the program, if it has no scan outputs (their
+ * trip count, or past the limits, FT_UNROLL_MAX_GUARDED among them) becomes a loop of the program, if it has no scan outputs (their
  * length would be known only at run time): ftax.LoopInit sets its state (go: run the body again,
  * the iteration number, the carried values) from its inputs; one copy of the body follows, each
  * node guarded by FT_GUARD_LOOP(go) after the Loop's own guard, and ends with ftax.LoopNext, which
@@ -38,6 +39,12 @@
 
 #define FT_UNROLL_MAX_ITERS 1024
 #define FT_UNROLL_MAX_NODES 50000
+/* Iterations unrolled under a condition computed at run time. Each one guards all those after it
+ * (its condition joins their guards), so the guards grow with the iterations and the stages that
+ * read them (fusion's regions, the memory plan) grow with their square: 1000 such iterations of
+ * a 5-node body took 2 s to compile and 20 s with the sanitizers. Past this many the program runs
+ * the rest as a loop, which costs one body. */
+#define FT_UNROLL_MAX_GUARDED 64
 /* Loops nest, and each check above sees only its own body: the whole graph stops growing at
  * FT_GRAPH_MAX_NODES (ir.h), or a model of a few nested loops would ask for billions of nodes. */
 
@@ -324,6 +331,10 @@ int ft_expand_loop(ft_graph *g, int i, ft_err *e) {
                                 "at compile time");
   if (truth < 0 && (rc = ft_check_condition(g, i, cond, e))) return rc;
   int64_t iters = trips >= 0 ? trips : s.done + 1;
+  if (truth < 0 && iters - s.done > FT_UNROLL_MAX_GUARDED) {
+    ft_err why = {0};
+    if (!check_run_time(g, i, &s, &why)) return loop_at_run_time(g, i, &s, e);
+  }
   if ((rc = too_long(g, i, iters, iters - s.done, s.body, e))) {
     if (s.n_scan) return rc;
     /* no scan output to stack: the program runs it as a loop, unless it cannot (nested in such a

@@ -620,6 +620,12 @@ def gen_invalid(g):
     add("loop_unbounded", mk(runtime_c + [node("Loop", ["", "c", "x"], ["y"], "loop_node", body=flip)],
                              [vi("x", F, [2, 3])], [vi("y", F, None)], zero),
         expect=(0,), note="no trip count, a run-time condition: a while loop of the program")
+    # a trip count and a run-time condition: unrolled, each iteration would guard all after it (the
+    # guards as long as the iterations: compiling took seconds, a minute with the sanitizers)
+    add("loop_guarded_long", mk(runtime_c + [node("Loop", ["n", "c", "x"], ["y"], "loop_node", body=flip)],
+                                [vi("x", F, [2, 3])], [vi("y", F, None)], zero + [init("n", np.array(1000, np.int64))]),
+        args=["--report"], expect=(0,), has=["folded           8 nodes"], eager=False,
+        note="1000 iterations under a run-time condition: past 64 unrolled, a loop of the program")
     add("loop_too_long", mk([node("Loop", ["n", "", "x"], ["y"], "loop_node", body=step)],
                             [vi("x", F, [2, 3])], [vi("y", F, None)], [init("n", np.array(2000, np.int64))]),
         expect=(0,), note="2000 iterations: over the unrolling limit, a loop of the program")
