@@ -559,7 +559,7 @@ static int add_node(load_ctx *L, const Onnx__NodeProto *np, const inline_scope *
       n->attrs = realloc(n->attrs, sizeof(ft_attr) * (n->n_attrs + 1));
       ft_attr_copy(&n->attrs[n->n_attrs], src);
       free(n->attrs[n->n_attrs].name);
-      n->attrs[n->n_attrs].name = strdup(ap->name);
+      n->attrs[n->n_attrs].name = strdup(ap->name ? ap->name : ""); /* as convert_attr: nameless is "" */
       n->n_attrs++;
       continue;
     }
