@@ -34,6 +34,7 @@
 #include "gemm.h"
 #include "conv_params.h"
 #include "ukernels/vec.h"
+#include "ukernels/dwv_f32_vn.h"
 
 /* Weight matrix of one group: rows C_out/g, columns C_in/g * kernel volume. */
 static inline int64_t ft_conv_kg(const int64_t *p) {
@@ -415,6 +416,20 @@ static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
   if (g->RB > rows) g->RB = rows;
   return 1;
 }
+
+/* FT_DWV_PATH: whether this build has a channel-vector path (AVX-512 below; AVX2 and NEON after
+ * it); FT_DWV_LAYOUT_OK: whether it takes a conv with these layouts (AVX2 and NEON: NCHW only;
+ * a blocked side is planned for AVX-512, and such a program built for another target takes the
+ * plain loops of ft_conv_dw_xblk_run). */
+#if defined(__AVX512F__)
+#define FT_DWV_PATH 1
+#define FT_DWV_LAYOUT_OK(p) 1
+#elif FT_ISA == FT_ISA_AVX2 || FT_ISA == FT_ISA_NEON
+#define FT_DWV_PATH 1
+#define FT_DWV_LAYOUT_OK(p) (!((p)[FT_CV_LAYOUT] & (FT_CV_X_BLOCKED | FT_CV_Y_BLOCKED)))
+#else
+#define FT_DWV_PATH 0
+#endif
 
 #ifdef __AVX512F__
 /* Depthwise 2-D conv with AVX-512, 16 channels at a time with the channels in the vector lanes
@@ -808,6 +823,129 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
 }
 #endif
 
+#if FT_ISA == FT_ISA_AVX2 || FT_ISA == FT_ISA_NEON
+/* The channel-vector path on AVX2 and NEON, in NCHW (the blocked layout is planned for AVX-512
+ * only, compiler/pipeline.c) and fp32 (the QDQ depthwise keeps its plain loops here): the ring,
+ * the output buffer and the work items of ft_dwv_item above, the rows computed by the kernels
+ * of ukernels/dwv_f32_vn.h. The transposes are square blocks of the ISA's vectors
+ * (ft_vn_transpose): FT_VLEN pixels of FT_VLEN planes at a time. Done a plane at a time
+ * instead (ft_conv_dw_plane_bands), each tap is an unaligned load per FT_VLEN products and small
+ * planes pay the band's set-up per plane: 1.8-12x oneDNN's AVX2 time on MobileNetV2's convs. */
+
+/* Padded rows [hp0, hp1) of nl <= 16 planes x into the ring, a row at a time: the rows inside
+ * the input transposed, the others zeros (the pad columns stay zero). */
+static void ft_dwn_load(const int64_t *p, const ft_dwv_geo *g, const float *x, int nl, float *ring, int64_t hp0,
+                        int64_t hp1) {
+  int64_t IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2], IHW = IH * IW;
+  int64_t W16 = g->Wr * 16;
+  for (int64_t hp = hp0; hp < hp1; hp++) {
+    float *d = ring + hp % g->RB * W16 + pw * 16;
+    int64_t ih = hp - ph;
+    if (ih < 0 || ih >= IH) {
+      for (int64_t j = 0; j < IW * 16; j += FT_VLEN) *(ft_vn *)(d + j) = (ft_vn){0};
+      continue;
+    }
+    const float *src = x + ih * IW;
+    for (int64_t col = 0; col < IW; col += FT_VLEN) {
+      int nc = IW - col < FT_VLEN ? (int)(IW - col) : FT_VLEN;
+      for (int h = 0; h < FT_DWN_H; h++) {
+        ft_vn r[FT_VLEN];
+#pragma GCC unroll 8
+        for (int i = 0; i < FT_VLEN; i++) {
+          int l = h * FT_VLEN + i;
+          r[i] = l < nl ? ft_vn_loadn(src + l * IHW + col, nc) : (ft_vn){0};
+        }
+        ft_vn_transpose(r);
+#pragma GCC unroll 8
+        for (int j = 0; j < FT_VLEN; j++)
+          if (j < nc) *(ft_vn *)(d + (col + j) * 16 + h * FT_VLEN) = r[j];
+      }
+    }
+  }
+}
+
+/* np output pixels of yt (16 channels each) back into nl planes at y (residual r), through the
+ * epilogue. */
+static void ft_dwn_flush(const float *yt, int64_t np, int nl, float *y, const float *r, int64_t OHW,
+                         const ft_gemm_epi *e) {
+  for (int64_t i0 = 0; i0 < np; i0 += FT_VLEN) {
+    int k = np - i0 < FT_VLEN ? (int)(np - i0) : FT_VLEN;
+    for (int h = 0; h < FT_DWN_H && h * FT_VLEN < nl; h++) {
+      ft_vn v[FT_VLEN];
+#pragma GCC unroll 8
+      for (int j = 0; j < FT_VLEN; j++) v[j] = j < k ? *(const ft_vn *)(yt + (i0 + j) * 16 + h * FT_VLEN) : (ft_vn){0};
+      ft_vn_transpose(v);
+      for (int i = 0; i < FT_VLEN && h * FT_VLEN + i < nl; i++) {
+        int64_t o = (h * FT_VLEN + i) * OHW + i0;
+        ft_vn_finish_store(y + o, v[i], r ? r + o : NULL, k, e);
+      }
+    }
+  }
+}
+
+typedef ft_dwn_rowfn ft_dwv_rowfn;
+/* chunks of at most 8 pixels: 14 accumulators do not fit 16 ymm, so a 14-pixel chunk is two of 7 */
+static inline int64_t ft_dwn_nw(const ft_dwv_geo *g) { return g->nw == 14 ? 7 : g->nw; }
+static ft_dwv_rowfn ft_dwv_row_for(const int64_t *p, const ft_dwv_geo *g) {
+  return ft_dwn_row_for(ft_dwn_nw(g), p[FT_CV_K + 2], p[FT_CV_S + 2], p[FT_CV_D + 2]);
+}
+
+/* Channels [c0, c0 + 16) (fewer at the end) of image n, output rows [oh0, oh1). */
+static void ft_dwn_item(const int64_t *p, const ft_dwv_geo *g, ft_dwn_rowfn row, const float *X, const float *W,
+                        const float *bias, const float *R, float *Y, const ft_gemm_epi *e, int64_t n, int64_t c0,
+                        int64_t oh0, int64_t oh1) {
+  int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1];
+  int64_t KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], pw = p[FT_CV_P + 2];
+  int64_t T = KH * KW, IHW = IH * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
+  int nl = C - c0 < 16 ? (int)(C - c0) : 16;
+  float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
+  float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
+  ft_dwn_job J;
+  J.wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
+  if (!p[FT_CV_PACKED]) {
+    for (int64_t t = 0; t < T; t++)
+      for (int l = 0; l < 16; l++) wbuf[t * 16 + l] = l < nl ? W[(c0 + l) * T + t] : 0.0f;
+    J.wt = wbuf;
+  }
+  for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  J.bv = bv;
+  J.chunks = g->chunks * (g->nw / ft_dwn_nw(g));
+  J.KH = KH;
+  J.KW = KW;
+  J.s = p[FT_CV_S + 2];
+  J.d = p[FT_CV_D + 2];
+  for (int64_t s = 0; s < RB; s++) { /* the pad columns, zero for the whole item */
+    float *rr = ring + s * W16;
+    for (int64_t j = 0; j < pw * 16; j += FT_VLEN) *(ft_vn *)(rr + j) = (ft_vn){0};
+    for (int64_t j = (pw + IW) * 16; j < W16; j += FT_VLEN) *(ft_vn *)(rr + j) = (ft_vn){0};
+  }
+  const float *x = X + (n * C + c0) * IHW;
+  const float *res = R ? R + (n * C + c0) * OHW + oh0 * OW : NULL;
+  float *y = Y + (n * C + c0) * OHW + oh0 * OW;
+  int64_t hp_end = (oh1 - 1) * sh + (KH - 1) * dh + 1, loaded = oh0 * sh, pend = 0, done = 0;
+  for (int64_t oh = oh0; oh < oh1; oh++) {
+    int64_t hp = oh * sh;
+    if (loaded < hp + (KH - 1) * dh + 1) { /* the rows the ring can take, from this row's first */
+      int64_t to = hp + RB < hp_end ? hp + RB : hp_end;
+      ft_dwn_load(p, g, x, nl, ring, loaded > hp ? loaded : hp, to);
+      loaded = to;
+    }
+    for (int64_t kh = 0, slot = hp % RB; kh < KH; kh++, slot = slot + dh < RB ? slot + dh : slot + dh - RB)
+      J.rp[kh] = ring + slot * W16;
+    J.out = yt + pend * 16;
+    row(&J);
+    pend += OW;
+    int64_t out = oh + 1 == oh1 ? pend : pend / FT_VLEN * FT_VLEN;
+    if (out) {
+      ft_dwn_flush(yt, out, nl, y + done, res ? res + done : NULL, OHW, e);
+      done += out;
+      pend -= out;
+      for (int64_t j = 0; j < pend * 16; j += FT_VLEN) *(ft_vn *)(yt + j) = *(const ft_vn *)(yt + out * 16 + j);
+    }
+  }
+}
+#endif
+
 typedef struct {
   const int64_t *p;
   const void *geo; /* ft_dw_geo, or ft_dwv_geo on the channel-vector path */
@@ -816,7 +954,7 @@ typedef struct {
   const float *W, *bias, *R;
   float *Y;
   const ft_gemm_epi *e;
-#ifdef __AVX512F__
+#if FT_DWV_PATH
   ft_dwv_rowfn row;
 #endif
 } ft_dw_ctx;
@@ -882,7 +1020,7 @@ static void ft_conv_dw_xblk_run(const void *ctx, int64_t lo, int64_t hi) {
   }
 }
 
-#ifdef __AVX512F__
+#if FT_DWV_PATH
 /* Items [lo, hi) of the channel-vector path: (image, block of 16 channels, band of output
  * rows), bands fastest. Bands are items too so that a layer of few channels on a large plane
  * (32 channels at 112x112: 2 blocks) splits evenly over the threads. */
@@ -892,7 +1030,11 @@ static void ft_conv_dwv_run(const void *ctx, int64_t lo, int64_t hi) {
   int64_t nb = (c->p[FT_CV_C] + 15) / 16, OH = c->p[FT_CV_OUT + 1], bands = (OH + g->band - 1) / g->band;
   for (int64_t it = lo; it < hi; it++) {
     int64_t blk = it / bands, oh0 = it % bands * g->band, oh1 = oh0 + g->band < OH ? oh0 + g->band : OH;
+#ifdef __AVX512F__
     ft_dwv_item(c->p, g, c->row, c->X, c->W, c->bias, c->R, c->Y, c->e, blk / nb, blk % nb * 16, oh0, oh1, c->q);
+#else
+    ft_dwn_item(c->p, g, c->row, (const float *)c->X, c->W, c->bias, c->R, c->Y, c->e, blk / nb, blk % nb * 16, oh0, oh1);
+#endif
   }
 }
 #endif
@@ -902,9 +1044,9 @@ static void ft_conv_depthwise(const int64_t *p, const float *X, const float *W, 
   int64_t planes = p[FT_CV_N] * p[FT_CV_C];
   int64_t OHW = p[FT_CV_OUT + 1] * p[FT_CV_OUT + 2], KHW = p[FT_CV_K + 1] * p[FT_CV_K + 2];
   int par = planes * OHW * KHW > FT_DW_PAR_MACS;
-#ifdef __AVX512F__
+#if FT_DWV_PATH
   ft_dwv_geo gv;
-  if (ft_dwv_geometry(p, &gv)) {
+  if (ft_dwv_geometry(p, &gv) && FT_DWV_LAYOUT_OK(p)) {
     ft_dw_ctx c = {p, &gv, NULL, X, W, bias, R, Y, e, ft_dwv_row_for(p, &gv)};
     int64_t bands = (p[FT_CV_OUT + 1] + gv.band - 1) / gv.band;
     ft_parallel_for(p[FT_CV_N] * ((p[FT_CV_C] + 15) / 16) * bands, par, ft_conv_dwv_run, &c);

@@ -505,8 +505,7 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
   if (e->act == FT_ACT_RELU) { /* NaN stays NaN, as in the Relu op */
 #if FT_ISA != FT_ISA_AVX512
     for (int64_t v = 0; v < nv; v++) {
-      ft_vn x = *(const ft_vnu *)(c + FT_VLEN * v);
-      *(ft_vnu *)(c + FT_VLEN * v) = FT_VN_SELECT(x < 0, (ft_vn){0}, x);
+      *(ft_vnu *)(c + FT_VLEN * v) = ft_vn_relu(*(const ft_vnu *)(c + FT_VLEN * v));
     }
 #endif
     for (int64_t j = 0; j < tail; j++) t[j] = t[j] < 0 ? 0 : t[j];
@@ -514,10 +513,8 @@ static inline __attribute__((always_inline)) void ft_gemm_act(float *restrict c,
     float lo = e->lo, hi = e->hi;
 #if FT_ISA != FT_ISA_AVX512
     const ft_vn vlo = (ft_vn){0} + lo, vhi = (ft_vn){0} + hi;
-    for (int64_t v = 0; v < nv; v++) {
-      ft_vn x = *(const ft_vnu *)(c + FT_VLEN * v);
-      *(ft_vnu *)(c + FT_VLEN * v) = FT_VN_SELECT(x < vlo, vlo, FT_VN_SELECT(x > vhi, vhi, x));
-    }
+    for (int64_t v = 0; v < nv; v++)
+      *(ft_vnu *)(c + FT_VLEN * v) = ft_vn_clip(*(const ft_vnu *)(c + FT_VLEN * v), vlo, vhi);
 #endif
     for (int64_t j = 0; j < tail; j++) t[j] = t[j] < lo ? lo : (t[j] > hi ? hi : t[j]);
   }
@@ -569,11 +566,8 @@ static inline __attribute__((always_inline)) void ft_gemm_finish(float *restrict
  * sigmoid (fastmath.h, as ft_gemm_act_vec), and the rest a lane at a time (ft_gemm_act_row:
  * GELU where the program has no GELU op either, whose scalar GELU is not pasted). */
 static inline __attribute__((always_inline)) ft_vn ft_vn_act(ft_vn y, const ft_gemm_epi *e) {
-  if (e->act == FT_ACT_RELU) return FT_VN_SELECT(y < 0, (ft_vn){0}, y);
-  if (e->act == FT_ACT_CLIP) {
-    const ft_vn lo = (ft_vn){0} + e->lo, hi = (ft_vn){0} + e->hi;
-    return FT_VN_SELECT(y < lo, lo, FT_VN_SELECT(y > hi, hi, y));
-  }
+  if (e->act == FT_ACT_RELU) return ft_vn_relu(y);
+  if (e->act == FT_ACT_CLIP) return ft_vn_clip(y, (ft_vn){0} + e->lo, (ft_vn){0} + e->hi);
   if (e->act == FT_ACT_GELU && FT_SOP_USED(FT_SOP_GELU)) return ft_vn_geluf(y);
   if (e->act == FT_ACT_SIGMOID) return ft_vn_sigmoidf(y);
   if (e->act == FT_ACT_SILU) return y * ft_vn_sigmoidf(y);
@@ -584,6 +578,19 @@ static inline __attribute__((always_inline)) ft_vn ft_vn_act(ft_vn y, const ft_g
     y = *(const ft_vn *)b;
   }
   return y;
+}
+#endif
+
+#if FT_ISA != FT_ISA_AVX512
+/* Lanes [0, k) of y to c through the epilogue's end: residual (before), activation, residual
+ * (after), as ft_gemm_finish. */
+static inline __attribute__((always_inline)) void ft_vn_finish_store(float *c, ft_vn y, const float *res, int k,
+                                                                     const ft_gemm_epi *e) {
+  ft_vn r = res ? ft_vn_loadn(res, k) : (ft_vn){0};
+  if (!e->res_after) y += r;
+  y = ft_vn_act(y, e);
+  if (e->res_after) y += r;
+  ft_vn_storen(c, y, k);
 }
 #endif
 
@@ -650,11 +657,7 @@ static inline __attribute__((always_inline)) void ft_gemm_finish_to(float *c, co
 #if FT_ISA != FT_ISA_AVX512 /* on the ISA's vectors, the last one partial (ukernels/vec.h) */
   for (int64_t h = 0; h < n; h += FT_VLEN) {
     int k = n - h < FT_VLEN ? (int)(n - h) : FT_VLEN;
-    ft_vn y = ft_vn_loadn(x + h, k), r = res ? ft_vn_loadn(res + h, k) : (ft_vn){0};
-    if (!e->res_after) y += r;
-    y = ft_vn_act(y, e);
-    if (e->res_after) y += r;
-    ft_vn_storen(c + h, y, k);
+    ft_vn_finish_store(c + h, ft_vn_loadn(x + h, k), res ? res + h : NULL, k, e);
   }
   return;
 #endif

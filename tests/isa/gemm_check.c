@@ -10,6 +10,11 @@
  * attention's) give their scalar functions' values bit for bit, over every 4099th float; off
  * AVX-512, the native-vector helpers (ukernels/vec.h: partial loads and stores, the tile
  * transpose) and the epilogue on them (ft_copy_floats, ft_gemm_finish_to) match plain loops.
+ * And the depthwise conv (conv.h: the channel-vector path of the ISA where it has one, the
+ * plane loops elsewhere) against a double reference on edge shapes: channel counts around the
+ * 16-channel block, planes of 1 to 29 columns, strides 1 and 2, windows 1, 3 and 5, a dilation,
+ * residual before and after Relu or Clip, weights packed and not; every path sums each output
+ * as its bias then the taps in order, one FMA each, so these bits are in the hash too.
  *
  * Prints "isa NAME", the FNV-1a hash of every result's bits, and "N passed, N failed"; exits 1
  * on any failure. The ISA tiles sum each element over k in one order with one FMA a step, so
@@ -20,6 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __GNUC__
+#pragma GCC diagnostic ignored "-Wunused-function" /* conv.h: the ops this check does not call */
+#endif
+#include "conv.h"
 #include "fastmath.h"
 #include "gemm.h"
 
@@ -157,6 +166,77 @@ static void check_vec_helpers(void) {
 }
 #endif
 
+/* Depthwise 2-D convs (group == C) of one image through ft_conv_depthwise. */
+static void check_depthwise(void) {
+  static const int64_t shapes[][7] = {/* C, H, W, K, stride, dilation, pad */
+                                      {1, 7, 7, 3, 1, 1, 1},    {15, 9, 13, 3, 2, 1, 1},  {17, 14, 14, 3, 1, 1, 1},
+                                      {33, 8, 8, 5, 2, 1, 2},   {16, 7, 29, 3, 1, 2, 2},  {20, 5, 1, 3, 1, 1, 1},
+                                      {16, 12, 16, 5, 1, 1, 2}, {24, 11, 11, 1, 1, 1, 0}, {18, 28, 28, 3, 2, 1, 1},
+                                      {32, 56, 56, 3, 1, 1, 1}, {3, 6, 9, 3, 2, 1, 0}};
+  unsigned seed = 777;
+  int bad = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+    for (int v = 0; v < 6; v++) {
+      const int64_t *sh = shapes[si];
+      int64_t C = sh[0], H = sh[1], W = sh[2], K = sh[3], S = sh[4], D = sh[5], P = sh[6];
+      int64_t OH = (H + 2 * P - D * (K - 1) - 1) / S + 1, OW = (W + 2 * P - D * (K - 1) - 1) / S + 1, T = K * K;
+      int act = v % 3 == 0 ? 0 : v % 3 == 1 ? FT_ACT_RELU : FT_ACT_CLIP, res = v / 2 % 3, packed = v & 1;
+      int64_t p[FT_CV_NP] = {0};
+      p[FT_CV_PACKED] = packed;
+      p[FT_CV_MODE] = FT_CV_DEPTHWISE;
+      p[FT_CV_N] = 1; p[FT_CV_C] = C; p[FT_CV_CO] = C; p[FT_CV_G] = C;
+      p[FT_CV_HAS_BIAS] = 1; p[FT_CV_ACT] = act;
+      p[FT_CV_IN] = 1; p[FT_CV_IN + 1] = H; p[FT_CV_IN + 2] = W;
+      p[FT_CV_OUT] = 1; p[FT_CV_OUT + 1] = OH; p[FT_CV_OUT + 2] = OW;
+      p[FT_CV_K] = 1; p[FT_CV_K + 1] = K; p[FT_CV_K + 2] = K;
+      p[FT_CV_S] = 1; p[FT_CV_S + 1] = S; p[FT_CV_S + 2] = S;
+      p[FT_CV_D] = 1; p[FT_CV_D + 1] = D; p[FT_CV_D + 2] = D;
+      p[FT_CV_P + 1] = P; p[FT_CV_P + 2] = P;
+      p[FT_CV_RES] = res;
+      float *X = malloc(sizeof(float) * C * H * W), *Wt = malloc(sizeof(float) * C * T), *B = malloc(sizeof(float) * C);
+      float *R = malloc(sizeof(float) * C * OH * OW), *Y = malloc(sizeof(float) * C * OH * OW);
+      float *Wp = malloc(ft_conv_dw_pack_as(p, Wt, 0, NULL) + 64);
+      for (int64_t i = 0; i < C * H * W; i++) X[i] = rnd(&seed);
+      for (int64_t i = 0; i < C * T; i++) Wt[i] = rnd(&seed);
+      for (int64_t i = 0; i < C; i++) B[i] = rnd(&seed);
+      for (int64_t i = 0; i < C * OH * OW; i++) R[i] = rnd(&seed);
+      ft_conv_dw_pack_as(p, Wt, 0, Wp);
+      ft_gemm_epi e = {1, 1, NULL, 1, 0, act, -0.25f, 0.5f, NULL, res == 2};
+      memset(Y, 0xff, sizeof(float) * C * OH * OW); /* NaN: an output not written fails */
+      ft_conv_depthwise(p, X, packed ? Wp : Wt, B, res ? R : NULL, Y, &e);
+      for (int64_t c = 0; c < C; c++)
+        for (int64_t oh = 0; oh < OH; oh++)
+          for (int64_t ow = 0; ow < OW; ow++) {
+            double ref = B[c];
+            for (int64_t kh = 0; kh < K; kh++)
+              for (int64_t kw = 0; kw < K; kw++) {
+                int64_t ih = oh * S + kh * D - P, iw = ow * S + kw * D - P;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) ref += (double)Wt[c * T + kh * K + kw] * X[(c * H + ih) * W + iw];
+              }
+            int64_t o = (c * OH + oh) * OW + ow;
+            if (res == 1) ref += R[o];
+            if (act == FT_ACT_RELU) ref = ref < 0 ? 0 : ref;
+            if (act == FT_ACT_CLIP) ref = ref < -0.25 ? -0.25 : ref > 0.5 ? 0.5 : ref;
+            if (res == 2) ref += R[o];
+            if (!(fabs(Y[o] - ref) <= 1e-5 * (1 + fabs(ref)))) {
+              if (bad < 5)
+                printf("FAIL depthwise C %lld %lldx%lld k%lld s%lld d%lld p%lld act %d res %d packed %d: y[%lld][%lld][%lld] %g, want %g\n",
+                       (long long)C, (long long)H, (long long)W, (long long)K, (long long)S, (long long)D, (long long)P, act,
+                       res, packed, (long long)c, (long long)oh, (long long)ow, Y[o], ref);
+              bad++;
+            }
+          }
+      hash_floats(Y, C * OH * OW);
+      free(X); free(Wt); free(B); free(R); free(Y); free(Wp);
+    }
+  if (bad) {
+    printf("FAIL depthwise: %d wrong values\n", bad);
+    failed++;
+  } else {
+    passed++;
+  }
+}
+
 int main(void) {
   static const int64_t Ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 17, 25, 40};
   static const int64_t Ns[] = {1, 7, 16, 17, 32, 33, 100};
@@ -167,6 +247,7 @@ int main(void) {
 #if FT_ISA != FT_ISA_AVX512
   check_vec_helpers();
 #endif
+  check_depthwise();
   for (size_t im = 0; im < sizeof Ms / sizeof *Ms; im++)
     for (size_t in = 0; in < sizeof Ns / sizeof *Ns; in++)
       for (size_t ik = 0; ik < sizeof Ks / sizeof *Ks; ik++) {
