@@ -417,6 +417,19 @@ static int ft_dwv_geometry(const int64_t *p, ft_dwv_geo *g) {
   return 1;
 }
 
+/* A work item's 16 channels from c0 (nl of them): its taps' weight vectors (packed weights:
+ * block c0 / 16 of [T][16] where they lie; else gathered into wbuf, zeros past nl) and its 16
+ * biases into bv. */
+static inline const float *ft_dwv_block_wb(const int64_t *p, const float *W, const float *bias, int64_t c0, int nl,
+                                           float *wbuf, float *bv) {
+  int64_t T = p[FT_CV_K + 1] * p[FT_CV_K + 2];
+  for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  if (p[FT_CV_PACKED]) return W + c0 * T;
+  for (int64_t t = 0; t < T; t++)
+    for (int l = 0; l < 16; l++) wbuf[t * 16 + l] = l < nl ? W[(c0 + l) * T + t] : 0.0f;
+  return wbuf;
+}
+
 /* FT_DWV_PATH: whether this build has a channel-vector path (AVX-512 below; AVX2 and NEON after
  * it); FT_DWV_LAYOUT_OK: whether it takes a conv with these layouts (AVX2 and NEON: NCHW only;
  * a blocked side is planned for AVX-512, and such a program built for another target takes the
@@ -723,7 +736,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
                         int64_t oh0, int64_t oh1, const ft_dw_quant *q) {
   int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1];
   int64_t KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], ph = p[FT_CV_P + 1], pw = p[FT_CV_P + 2];
-  int64_t T = KH * KW, IHW = IH * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
+  int64_t IHW = IH * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
   int nl = C - c0 < 16 ? (int)(C - c0) : 16, yblk = (p[FT_CV_LAYOUT] & FT_CV_Y_BLOCKED) != 0;
   int xblk = (p[FT_CV_LAYOUT] & FT_CV_X_BLOCKED) != 0;
   float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
@@ -731,13 +744,7 @@ static void ft_dwv_item(const int64_t *p, const ft_dwv_geo *g, ft_dwv_rowfn row,
   float qs[16] __attribute__((aligned(64))), qb[16] __attribute__((aligned(64)));
   uint16_t cmask[FT_DWV_RING / 16];
   ft_dwv_job J;
-  J.wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
-  if (!p[FT_CV_PACKED]) {
-    for (int64_t t = 0; t < T; t++)
-      for (int l = 0; l < 16; l++) wbuf[t * 16 + l] = l < nl ? W[(c0 + l) * T + t] : 0.0f;
-    J.wt = wbuf;
-  }
-  for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  J.wt = ft_dwv_block_wb(p, W, bias, c0, nl, wbuf, bv);
   if (q) { /* the sums start at 0; scale and bias come after them (ft_dwv_flush) */
     for (int l = 0; l < 16; l++) {
       qs[l] = l < nl ? q->scale[c0 + l] : 0.0f;
@@ -896,18 +903,12 @@ static void ft_dwn_item(const int64_t *p, const ft_dwv_geo *g, ft_dwn_rowfn row,
                         int64_t oh0, int64_t oh1) {
   int64_t C = p[FT_CV_C], IH = p[FT_CV_IN + 1], IW = p[FT_CV_IN + 2], OW = p[FT_CV_OUT + 2], KH = p[FT_CV_K + 1];
   int64_t KW = p[FT_CV_K + 2], sh = p[FT_CV_S + 1], dh = p[FT_CV_D + 1], pw = p[FT_CV_P + 2];
-  int64_t T = KH * KW, IHW = IH * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
+  int64_t IHW = IH * IW, OHW = p[FT_CV_OUT + 1] * OW, W16 = g->Wr * 16, RB = g->RB;
   int nl = C - c0 < 16 ? (int)(C - c0) : 16;
   float ring[FT_DWV_RING] __attribute__((aligned(64))), yt[FT_DWV_OUTPIX * 16] __attribute__((aligned(64)));
   float wbuf[FT_DW_MAXTAPS * 16] __attribute__((aligned(64))), bv[16] __attribute__((aligned(64)));
   ft_dwn_job J;
-  J.wt = W + c0 * T; /* packed: block c0 / 16 of [T][16] vectors */
-  if (!p[FT_CV_PACKED]) {
-    for (int64_t t = 0; t < T; t++)
-      for (int l = 0; l < 16; l++) wbuf[t * 16 + l] = l < nl ? W[(c0 + l) * T + t] : 0.0f;
-    J.wt = wbuf;
-  }
-  for (int l = 0; l < 16; l++) bv[l] = bias && l < nl ? bias[c0 + l] : 0.0f;
+  J.wt = ft_dwv_block_wb(p, W, bias, c0, nl, wbuf, bv);
   J.bv = bv;
   J.chunks = g->chunks * (g->nw / ft_dwn_nw(g));
   J.KH = KH;
